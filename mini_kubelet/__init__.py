@@ -1,0 +1,1 @@
+"""mini_kubelet: a small Python reimplementation of the Kubernetes v1.27 kubelet, for teaching."""

@@ -1,0 +1,98 @@
+"""Checks for the lab exercises: run the learner's function on cases and print a table."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+
+class LabCheckFailed(AssertionError):
+    """An exercise's function gave a wrong answer, raised, or is not written yet."""
+
+
+@dataclass(frozen=True)
+class Raises:
+    """An expected outcome: the call raises this exception type."""
+
+    error: type[BaseException]
+
+    def __repr__(self) -> str:
+        return f"raises {self.error.__name__}"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One input (the arguments of a call) and the answer upstream gives for it."""
+
+    args: tuple
+    expected: Any
+    note: str = ""
+
+
+def case(*args: Any, expected: Any, note: str = "") -> Case:
+    """Build a Case: `case("250m", expected=250)`."""
+    return Case(args, expected, note)
+
+
+def check(exercise: str, function: Callable, cases: Iterable[Case]) -> None:
+    """Run `function` on every case; print a table; raise LabCheckFailed at the first wrong answer."""
+    __tracebackhide__ = True  # IPython and pytest show the learner's cell, not this function
+    rows: list[tuple[str, ...]] = []
+    for number, item in enumerate(cases, start=1):
+        shown = ", ".join(_show(arg) for arg in item.args)
+        got, error = _call(function, item.args)
+        if isinstance(error, NotImplementedError):
+            print(f"{exercise}: not done yet. Write the function above, run its cell, then this one.")
+            raise LabCheckFailed(f"{exercise}: not done yet: {error}") from None
+        ok = _matches(item.expected, got, error)
+        outcome = f"raised {type(error).__name__}: {error}" if error else _show(got)
+        rows.append(("ok" if ok else "FAIL", shown, _show(item.expected), outcome, item.note))
+        if not ok:
+            _print_table(rows)
+            note = f" ({item.note})" if item.note else ""
+            print(f"\n{exercise}: case {number} failed{note}.\n  input:    {shown}\n"
+                  f"  expected: {_show(item.expected)}\n  got:      {outcome}")
+            raise LabCheckFailed(f"{exercise}: case {number} failed: input {shown}; "
+                                 f"expected {_show(item.expected)}, got {outcome}")
+    _print_table(rows)
+    print(f"\n{exercise}: all {len(rows)} cases passed.")
+
+
+def _call(function: Callable, args: Sequence) -> tuple[Any, BaseException | None]:
+    try:
+        return function(*args), None
+    except Exception as error:  # the learner's code may raise anything; show it as the answer
+        return None, error
+
+
+def _matches(expected: Any, got: Any, error: BaseException | None) -> bool:
+    if isinstance(expected, Raises):
+        return isinstance(error, expected.error)
+    return error is None and type(got) is type(expected) and got == expected
+
+
+def _show(value: Any) -> str:
+    """A short form of a value for the table; Kubernetes objects are shown by kind and name."""
+    name = getattr(getattr(value, "metadata", None), "name", None) or getattr(value, "name", None)
+    if name and type(value).__name__.startswith("V1"):
+        return f"<{type(value).__name__[2:]} {name}>"
+    text = repr(value)
+    return text if len(text) <= 48 else text[:45] + "..."
+
+
+def _print_table(rows: list[tuple[str, ...]]) -> None:
+    header = ("", "input", "expected", "got", "case")
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    for row in [header, *rows]:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+
+
+def course_path(relative: str) -> Path:
+    """A file of the course (e.g. "examples/pods/web.yaml"), found from wherever the lab runs."""
+    here = Path.cwd().resolve()
+    package_root = Path(__file__).resolve().parent.parent  # the course folder, when installed with -e
+    for folder in (here, *here.parents, package_root):
+        if (folder / relative).exists():
+            return folder / relative
+    raise FileNotFoundError(f"{relative}: not found in {here} or its parents; run the lab from the course folder")

@@ -1,0 +1,79 @@
+"""Upstream links: one tag in mkdocs.yml, one syntax on the pages, no hand-written links."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import yaml
+from mkdocs.exceptions import PluginError
+
+from hooks.course import UPSTREAM_REF, upstream_link
+
+from .conftest import DOCS, LABS, ROOT
+
+pytestmark = pytest.mark.ch0
+
+REPO = "https://github.com/kubernetes/kubernetes"
+PAGES = sorted(DOCS.rglob("*.md")) + sorted((LABS / "src").glob("*.py"))
+
+
+def mkdocs_extra() -> dict:
+    text = (ROOT / "mkdocs.yml").read_text()
+    return yaml.load(text, Loader=yaml.BaseLoader)["extra"]  # BaseLoader: no !!python tags
+
+
+def test_the_tag_is_written_once_in_mkdocs_yml():
+    extra = mkdocs_extra()
+    assert extra["upstream_repo"] == REPO
+    assert re.fullmatch(r"v1\.27\.\d+", extra["upstream_tag"])
+    tag = extra["upstream_tag"]
+    for path in PAGES + sorted(ROOT.glob("mini_kubelet/*.py")) + [ROOT / "README.md"]:
+        assert tag not in path.read_text(), f"{path.relative_to(ROOT)} writes the tag; use {{{{ upstream_tag }}}}"
+
+
+@pytest.mark.parametrize("path", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_hand_written_upstream_links(path):
+    text = path.read_text()
+    assert not re.search(r"github\.com/kubernetes/kubernetes/(blob|tree)", text), \
+        "write [[pkg/.../file.go:Function]] instead of a link"
+
+
+@pytest.mark.parametrize("path", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_upstream_reference_is_well_formed(path):
+    for ref in UPSTREAM_REF.findall(path.read_text()):
+        upstream_link(ref, REPO, "v1.27.7")  # raises PluginError on a malformed reference
+
+
+@pytest.mark.parametrize("ref, markdown", [
+    ("pkg/kubelet/kubelet.go:NewMainKubelet",
+     f'[`NewMainKubelet` in `pkg/kubelet/kubelet.go`]({REPO}/blob/v1.27.7/pkg/kubelet/kubelet.go '
+     '"pkg/kubelet/kubelet.go at Kubernetes v1.27.7"){ .upstream }'),
+    ("pkg/kubelet/kubelet.go:Kubelet.syncLoop", None),
+    ("pkg/kubelet/qos/policy.go", None),
+    ("pkg/kubelet/eviction/", f"({REPO}/tree/v1.27.7/pkg/kubelet/eviction "),
+    ("staging/src/k8s.io/component-base/configz/configz.go:New", None),
+])
+def test_well_formed_references_become_links_at_the_tag(ref, markdown):
+    link = upstream_link(ref, REPO, "v1.27.7")
+    assert f"/v1.27.7/{ref.split(':')[0].rstrip('/')}" in link
+    if markdown:
+        assert markdown in link
+
+
+@pytest.mark.parametrize("ref", [
+    "kubelet.go:NewMainKubelet",  # not rooted at the repository
+    "pkg/kubelet/kubelet:NewMainKubelet",  # no .go
+    "pkg/kubelet/kubelet.go:",  # empty symbol
+    "pkg/kubelet/kubelet.go#NewMainKubelet",  # wrong separator
+    "pkg/kubelet/eviction/:Manager",  # a folder has no symbol
+    "pkg/kubelet/../kubelet.go",
+    "pkg//kubelet/kubelet.go",
+    "pkg/kubelet/kubelet.go/",
+    "pkg/kubelet/kubelet.go:New Main",
+    "https://github.com/kubernetes/kubernetes/blob/master/pkg/kubelet/kubelet.go",
+    "",
+])
+def test_malformed_references_fail_the_build(ref):
+    with pytest.raises(PluginError, match="malformed upstream reference"):
+        upstream_link(ref, REPO, "v1.27.7")

@@ -1,0 +1,180 @@
+"""The site: a strict build, then the built pages in a real Chromium with every outside request blocked."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from urllib.request import urlopen
+
+import pytest
+
+from .conftest import ROOT
+from .test_links import mkdocs_extra
+
+pytestmark = pytest.mark.site
+
+CHROMIUM_FLAGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+
+
+def find_chromium() -> str | None:
+    for candidate in (os.environ.get("CHROMIUM_PATH"), "/usr/bin/chromium", shutil.which("chromium"),
+                      shutil.which("chromium-browser"), shutil.which("google-chrome")):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory):
+    """Build the site once, strictly, and return its folder."""
+    out = tmp_path_factory.mktemp("site")
+    started = time.perf_counter()
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        cwd=ROOT, capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+    seconds = time.perf_counter() - started
+    assert result.returncode == 0, result.stderr[-3000:]
+    print(f"\nsite build: {seconds:.1f} s")
+    return out, result.stderr
+
+
+def test_build_is_strict_and_clean(site):
+    _, log = site
+    assert "WARNING" not in log
+
+
+@pytest.fixture(scope="session")
+def base_url(site):
+    """Serve the built site on loopback for the browser."""
+    handler = functools.partial(QuietHandler, directory=str(site[0]))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+
+
+class QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="session")
+def browser():
+    executable = find_chromium()
+    if executable is None:
+        pytest.skip("no Chromium found: install it (Debian: apt-get install chromium) or set CHROMIUM_PATH")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser, base_url):
+    """A fresh page that may reach only the site; console errors and outside requests fail the test."""
+    context = browser.new_context()
+    blocked, errors = [], []
+
+    def route(request_route):
+        if request_route.request.url.startswith(base_url):
+            request_route.continue_()
+        else:
+            blocked.append(request_route.request.url)
+            request_route.abort()
+
+    context.route("**/*", route)
+    page = context.new_page()
+    page.on("console", lambda message: message.type == "error" and errors.append(message.text))
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.base = base_url
+    yield page
+    context.close()
+    assert not blocked, f"the page tried to reach the network: {blocked}"
+    assert not errors, f"console errors: {errors}"
+
+
+def test_home_page_renders(page):
+    page.goto(page.base + "/")
+    assert page.title().startswith("Inside the Kubelet")
+    assert page.locator("article h1").inner_text() == "Inside the Kubelet"
+    assert page.locator("article table").count() >= 1
+
+
+def test_navigation_reaches_chapter_0(page):
+    page.goto(page.base + "/")
+    page.locator("nav.md-nav--primary a", has_text="The kubelet at a glance").first.click()
+    page.wait_for_url("**/chapter-0/")
+    assert "kubelet" in page.locator("article h1").inner_text().lower()
+
+
+@pytest.mark.parametrize("term", ["eviction", "kubelet"])
+def test_search_returns_results(page, term):
+    page.goto(page.base + "/")
+    page.locator("label.md-search__icon, .md-header__button[for='__search']").first.click()
+    page.locator("input.md-search__input").fill(term)
+    results = page.locator(".md-search-result__item")
+    results.first.wait_for(timeout=15_000)
+    assert results.count() > 0
+
+
+def test_mermaid_diagram_renders_as_svg(page):
+    page.goto(page.base + "/chapter-0/")
+    diagram = page.locator(".mermaid").first
+    diagram.wait_for()
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.mermaid')].some(d => (d.shadowRoot || d).querySelector('svg'))",
+        timeout=15_000,
+    )
+    box = diagram.bounding_box()
+    assert box and box["height"] > 50
+
+
+def test_upstream_links_point_at_the_tag(page):
+    extra = mkdocs_extra()
+    page.goto(page.base + "/chapter-0/")
+    hrefs = page.locator("a.upstream").evaluate_all("links => links.map(a => a.href)")
+    prefixes = (f"{extra['upstream_repo']}/blob/{extra['upstream_tag']}/", f"{extra['upstream_repo']}/tree/{extra['upstream_tag']}/")
+    assert hrefs and all(h.startswith(prefixes) for h in hrefs)
+
+
+def test_lab_page_shows_code_outputs_and_a_notebook_to_download(page):
+    page.goto(page.base + "/labs/00-manifests-and-quantities/")
+    assert "Lab 00" in page.locator("h1").first.inner_text()
+    article = page.locator("article").inner_text()
+    assert "def cpu_millicores" in article
+    assert "Exercise 1: CPU in millicores: all 10 cases passed." in article
+    link = page.locator("a", has_text="Download the exercise notebook")
+    notebook = json.loads(urlopen(page.base + "/labs/" + link.get_attribute("href").split("/")[-1]).read())
+    assert any('raise NotImplementedError("Exercise 1: CPU in millicores")' in "".join(c["source"])
+               for c in notebook["cells"])
+
+
+def test_run_markers_show_real_command_output(page):
+    page.goto(page.base + "/setup/")
+    text = page.locator("article").inner_text()
+    assert "$ mini-kubelet show examples/pods/web.yaml" in text
+    assert "requests  cpu=250m  memory=67108864" in text
+    assert 'invalid quantity "12Zi"' in text
+
+
+def test_dark_mode_toggles(page):
+    page.goto(page.base + "/")
+    body = page.locator("body")
+    before = body.get_attribute("data-md-color-scheme")
+    page.locator("form[data-md-component='palette'] label:visible").first.click()
+    page.wait_for_function(f"() => document.body.dataset.mdColorScheme !== {json.dumps(before)}")
+    assert {before, body.get_attribute("data-md-color-scheme")} == {"default", "slate"}
