@@ -54,39 +54,41 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _describe_pod(pod: V1Pod) -> list[str]:
-    lines = [f"Pod {pod.metadata.namespace or 'default'}/{pod.metadata.name}"]
-    for kind, containers in (("init container", pod.spec.init_containers), ("container", pod.spec.containers)):
+    rows = [("container", "resource", "request", "limit")]
+    for kind, containers in (("init", pod.spec.init_containers), ("", pod.spec.containers)):
         for container in containers or []:
             resources = container.resources
-            lines.append(f"  {kind} {container.name}")
-            lines.append(f"    requests  {_amounts(resources.requests if resources else None)}")
-            lines.append(f"    limits    {_amounts(resources.limits if resources else None)}")
-    if pod.spec.overhead:
-        lines.append(f"  overhead    {_amounts(pod.spec.overhead)}")
-    return lines
+            requests = (resources.requests if resources else None) or {}
+            limits = (resources.limits if resources else None) or {}
+            label = f"{container.name} (init)" if kind else container.name
+            for resource in sorted(set(requests) | set(limits)) or ["-"]:
+                rows.append((label, resource, _amount(resource, requests.get(resource)), _amount(resource, limits.get(resource))))
+                label = ""
+    for resource, text in sorted((pod.spec.overhead or {}).items()):
+        rows.append(("(overhead)", resource, _amount(resource, text), "-"))
+    return [f"Pod {pod.metadata.namespace or 'default'}/{pod.metadata.name}", *_table(rows)]
 
 
 def _describe_node(node: V1Node) -> list[str]:
-    status = node.status
-    return [
-        f"Node {node.metadata.name}",
-        f"  capacity     {_amounts(status.capacity if status else None)}",
-        f"  allocatable  {_amounts(status.allocatable if status else None)}",
-    ]
+    capacity = (node.status.capacity if node.status else None) or {}
+    allocatable = (node.status.allocatable if node.status else None) or {}
+    rows = [("resource", "capacity", "allocatable")]
+    rows += [(r, _amount(r, capacity.get(r)), _amount(r, allocatable.get(r))) for r in sorted(set(capacity) | set(allocatable))]
+    return [f"Node {node.metadata.name}", *_table(rows)]
 
 
-def _amounts(resources: dict[str, str] | None) -> str:
-    if not resources:
-        return "(none)"
-    return "  ".join(f"{name}={_amount(name, text)}" for name, text in sorted(resources.items()))
-
-
-def _amount(resource: str, text: str) -> str:
-    """CPU in millicores; everything else as a whole number (bytes for memory and storage)."""
+def _amount(resource: str, text: str | None) -> str:
+    """CPU in millicores, anything else as a whole number (bytes for memory), with what was written."""
+    if text is None:
+        return "-"
     quantity: Decimal = api.parse_quantity(text)
-    if resource == "cpu":
-        return f"{api.milli_value(quantity)}m"
-    return str(api.value(quantity))
+    exact = f"{api.milli_value(quantity)}m" if resource == "cpu" else str(api.value(quantity))
+    return exact if exact == str(text) else f"{exact} ({text})"
+
+
+def _table(rows: list[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return ["  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
 
 
 def _labs_build(args: argparse.Namespace) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from decimal import Decimal
@@ -192,9 +193,11 @@ def test_cli_prints_one_line_and_exits_2_on_bad_input(tmp_path, monkeypatch):
 def test_cli_show_converts_to_millicores_and_bytes(capsys):
     assert main(["show", str(EXAMPLES / "pods" / "web.yaml"), str(EXAMPLES / "nodes" / "node.yaml")]) == 0
     out = capsys.readouterr().out
-    assert "requests  cpu=250m  memory=67108864" in out  # 64Mi
-    assert "requests  cpu=50m  memory=32000000" in out  # 0.05 CPU and 32M (decimal)
-    assert "allocatable  cpu=1930m" in out
+    assert re.search(r"^  nginx +cpu +250m +1000m \(1\)$", out, re.M)
+    assert re.search(r"^ +memory +67108864 \(64Mi\) +134217728 \(128Mi\)$", out, re.M)
+    assert re.search(r"^  log-shipper +cpu +50m \(0.05\) +-$", out, re.M)  # 0.05 CPU; no limit
+    assert re.search(r"^ +memory +32000000 \(32M\) +50331648 \(48Mi\)$", out, re.M)  # M is decimal
+    assert re.search(r"^  cpu +2000m \(2\) +1930m$", out, re.M)
 
 
 def test_every_example_manifest_loads_or_is_an_invalid_example():

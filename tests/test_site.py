@@ -169,7 +169,7 @@ def test_run_markers_show_real_command_output(page):
     page.goto(page.base + "/setup/")
     text = page.locator("article").inner_text()
     assert "$ mini-kubelet show examples/pods/web.yaml" in text
-    assert "requests  cpu=250m  memory=67108864" in text
+    assert "memory    67108864 (64Mi)" in text
     assert 'invalid quantity "12Zi"' in text
 
 
