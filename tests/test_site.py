@@ -180,3 +180,18 @@ def test_dark_mode_toggles(page):
     page.locator("form[data-md-component='palette'] label:visible").first.click()
     page.wait_for_function(f"() => document.body.dataset.mdColorScheme !== {json.dumps(before)}")
     assert {before, body.get_attribute("data-md-color-scheme")} == {"default", "slate"}
+
+
+def test_a_lab_that_raises_fails_the_build(tmp_path):
+    """mkdocs-jupyter lets errors through by default; the course turns that off."""
+    for part in ("mkdocs.yml", "docs", "hooks", "labs", "examples", "overrides", "mini_kubelet"):
+        source = ROOT / part
+        (shutil.copytree if source.is_dir() else shutil.copy)(source, tmp_path / part)
+    lab = next((tmp_path / "labs" / "src").glob("00-*.py"))
+    lab.write_text(lab.read_text() + "\n# %%\nraise RuntimeError('a broken lab')\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+    assert result.returncode != 0
+    assert "a broken lab" in result.stderr
