@@ -46,15 +46,16 @@ def check(exercise: str, function: Callable, cases: Iterable[Case]) -> None:
             print(f"{exercise}: not done yet. Write the function above, run its cell, then this one.")
             raise LabCheckFailed(f"{exercise}: not done yet: {error}") from None
         ok = _matches(item.expected, got, error)
-        outcome = f"raised {type(error).__name__}: {error}" if error else _show(got)
-        rows.append(("ok" if ok else "FAIL", shown, _show(item.expected), outcome, item.note))
+        whole = f"raised {type(error).__name__}: {error}" if error else _show(got, None)
+        rows.append(("ok" if ok else "FAIL", shown, _show(item.expected), _cut(whole), item.note))
         if not ok:
             _print_table(rows)
             note = f" ({item.note})" if item.note else ""
+            # The detail lines are never cut: a long answer must show where it differs.
             print(f"\n{exercise}: case {number} failed{note}.\n  input:    {shown}\n"
-                  f"  expected: {_show(item.expected)}\n  got:      {outcome}")
+                  f"  expected: {_show(item.expected, None)}\n  got:      {whole}")
             raise LabCheckFailed(f"{exercise}: case {number} failed: input {shown}; "
-                                 f"expected {_show(item.expected)}, got {outcome}")
+                                 f"expected {_show(item.expected, None)}, got {whole}")
     _print_table(rows)
     print(f"\n{exercise}: all {len(rows)} cases passed.")
 
@@ -72,13 +73,17 @@ def _matches(expected: Any, got: Any, error: BaseException | None) -> bool:
     return error is None and type(got) is type(expected) and got == expected
 
 
-def _show(value: Any) -> str:
-    """A short form of a value for the table; Kubernetes objects are shown by kind and name."""
+def _show(value: Any, width: int | None = 48) -> str:
+    """A value for the table, cut to `width`; Kubernetes objects are shown by kind and name."""
     name = getattr(getattr(value, "metadata", None), "name", None) or getattr(value, "name", None)
     if name and type(value).__name__.startswith("V1"):
         return f"<{type(value).__name__[2:]} {name}>"
     text = repr(value)
-    return text if len(text) <= 48 else text[:45] + "..."
+    return text if width is None else _cut(text, width)
+
+
+def _cut(text: str, width: int = 48) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def _print_table(rows: list[tuple[str, ...]]) -> None:
