@@ -1,0 +1,133 @@
+"""A Pod's effective requests and limits: app containers add up, init containers set a floor.
+
+Upstream: pkg/api/v1/resource/helpers.go (PodRequests, PodLimits, GetResourceRequest) and
+pkg/apis/core/v1/defaults.go (SetDefaults_Pod, the requests-from-limits part).
+
+The in-place resize feature gate (InPlacePodVerticalScaling) is alpha and off in v1.27, so the path
+that reads requests from `status.containerStatuses[].allocatedResources` is not implemented: requests
+always come from the spec. Sidecar (restartable init) containers do not exist in v1.27 either.
+"""
+
+from __future__ import annotations
+
+import copy
+from decimal import Decimal
+from typing import Callable, Optional
+
+from kubernetes.client import V1Container, V1Pod
+
+from . import api
+
+ResourceList = dict[str, Decimal]
+ContainerFn = Callable[[ResourceList, str], None]
+
+# --8<-- [start:container_types]
+CONTAINERS = "containers"  # the kind passed to container_fn for app containers
+INIT_CONTAINERS = "initContainers"  # ... and for init containers
+# --8<-- [end:container_types]
+
+
+def _parsed(raw: Optional[dict]) -> ResourceList:
+    return {name: api.parse_quantity(text) for name, text in (raw or {}).items()}
+
+
+def _requests(container: V1Container) -> ResourceList:
+    return _parsed(container.resources.requests if container.resources else None)
+
+
+def _limits(container: V1Container) -> ResourceList:
+    return _parsed(container.resources.limits if container.resources else None)
+
+
+def _add(total: ResourceList, more: ResourceList) -> None:
+    for name, amount in more.items():
+        total[name] = total.get(name, Decimal(0)) + amount
+
+
+def _raise_to(total: ResourceList, floor: ResourceList) -> None:
+    # A key is set when missing or strictly smaller: an init container's explicit "0" creates a 0 entry.
+    for name, amount in floor.items():
+        if name not in total or amount > total[name]:
+            total[name] = amount
+
+
+# --8<-- [start:set_defaults_pod]
+def set_defaults_pod(pod: V1Pod) -> V1Pod:
+    """A defaulted copy of the pod: each container's missing requests are copied from its limits.
+
+    Upstream: pkg/apis/core/v1/defaults.go SetDefaults_Pod
+    """
+    pod = copy.deepcopy(pod)
+    for container in (pod.spec.containers or []) + (pod.spec.init_containers or []):
+        resources = container.resources
+        if resources is None or resources.limits is None:
+            continue
+        if resources.requests is None:
+            resources.requests = {}
+        for name, text in resources.limits.items():
+            resources.requests.setdefault(name, text)  # an explicit request, even "0", is kept
+    return pod
+# --8<-- [end:set_defaults_pod]
+
+
+# --8<-- [start:sum_then_max]
+def _sum_then_max(pod: V1Pod, read: Callable[[V1Container], ResourceList], container_fn: Optional[ContainerFn]) -> ResourceList:
+    """App containers' amounts summed, then each resource raised to any larger init container's amount."""
+    total: ResourceList = {}
+    for kind, containers, merge in ((CONTAINERS, pod.spec.containers, _add), (INIT_CONTAINERS, pod.spec.init_containers, _raise_to)):
+        for container in containers or []:
+            amounts = read(container)
+            if container_fn is not None:
+                container_fn(amounts, kind)
+            merge(total, amounts)
+    return total
+# --8<-- [end:sum_then_max]
+
+
+# --8<-- [start:pod_requests]
+def pod_requests(pod: V1Pod, *, exclude_overhead: bool = False, container_fn: Optional[ContainerFn] = None) -> ResourceList:
+    """The pod's requests: app containers summed, raised to any larger init request, plus overhead.
+
+    Upstream: pkg/api/v1/resource/helpers.go PodRequests
+    """
+    total = _sum_then_max(pod, _requests, container_fn)
+    if not exclude_overhead:
+        _add(total, _parsed(pod.spec.overhead))  # every overhead key, even one no container requests
+    return total
+# --8<-- [end:pod_requests]
+
+
+# --8<-- [start:pod_limits]
+def pod_limits(pod: V1Pod, *, exclude_overhead: bool = False, container_fn: Optional[ContainerFn] = None) -> ResourceList:
+    """The pod's limits: app containers summed, raised to any larger init limit, plus overhead on non-zero keys.
+
+    Upstream: pkg/api/v1/resource/helpers.go PodLimits
+    """
+    total = _sum_then_max(pod, _limits, container_fn)
+    for name, amount in ({} if exclude_overhead else _parsed(pod.spec.overhead)).items():
+        if total.get(name, 0) != 0:  # an unlimited resource stays unlimited
+            total[name] += amount
+    return total
+# --8<-- [end:pod_limits]
+
+
+# --8<-- [start:get_resource_request]
+def get_resource_request(pod: V1Pod, resource: str) -> int:
+    """One resource's pod request (millicores for cpu, whole units otherwise); overhead only if non-zero.
+
+    Upstream: pkg/api/v1/resource/helpers.go GetResourceRequest
+    """
+    if resource == "pods":
+        return 1
+    total = Decimal(0)
+    for container in pod.spec.containers or []:
+        total += _requests(container).get(resource, Decimal(0))
+    for container in pod.spec.init_containers or []:
+        requests = _requests(container)
+        if resource in requests and total < requests[resource]:
+            total = requests[resource]
+    overhead = _parsed(pod.spec.overhead)
+    if resource in overhead and total != 0:
+        total += overhead[resource]
+    return api.milli_value(total) if resource == "cpu" else api.value(total)
+# --8<-- [end:get_resource_request]
