@@ -1,0 +1,211 @@
+"""`mini-kubelet explain`: a Pod's QoS class, every cgroup file the node writes for it, and who computes each.
+
+The JSON output (`--output json`) is a stable structure, version "mini-kubelet.explain/v1":
+
+    {
+      "version": "mini-kubelet.explain/v1",
+      "cgroup_version": 1 | 2,
+      "cgroup_driver": "cgroupfs" | "systemd",
+      "node": {"name": str | null, "default": bool, "note": str,
+               "capacity": {resource: quantity string}, "memory_capacity": int (bytes)},
+      "pods": [{"name": str, "namespace": str, "uid": str, "qos_class": str, "qos_reason": str,
+                "defaulted_requests": bool,
+                "containers": [{"name": str, "kind": "container" | "init container",
+                                "oom_score_adj": int, "cgroup": str}],
+                "cgroup": str}],
+      "cgroups": [{"path": str, "kind": "node" | "qos" | "pod" | "container" | "init container",
+                   "pod": str, "container": str, "note": str,
+                   "files": [{"name": str, "value": str, "computed_by": str}]}]
+    }
+
+Values are the strings written to the files. computed_by names "path Func" of the upstream
+function(s), joined by "; " in the order they apply. The file "/proc/<pid>/oom_score_adj" is a
+per-process setting, listed with each container for completeness; it is not a cgroup file.
+"""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from typing import Optional
+
+from kubernetes.client import V1Node, V1Pod
+
+from mini_kubelet import api, qos, resource
+from mini_kubelet.cm.tree import DEFAULT_NODE_CAPACITY, DEFAULT_NODE_NOTE, OOM_SCORE_ADJ_FILE, Cgroup, cgroup_tree, node_capacity
+
+SCHEMA_VERSION = "mini-kubelet.explain/v1"
+_QOS_SOURCE = "pkg/apis/core/v1/helper/qos/qos.go GetPodQOS"
+
+
+# --8<-- [start:qos_reason]
+def qos_reason(pod: V1Pod) -> str:
+    """One sentence on why GetPodQOS gives this pod its class.
+
+    Upstream: none (a course tool); it retraces pkg/apis/core/v1/helper/qos/qos.go GetPodQOS
+    """
+    qos_class = qos.get_pod_qos(pod)
+    if qos_class == qos.BEST_EFFORT:
+        return "no container sets a cpu or memory request or limit above 0"
+    if qos_class == qos.GUARANTEED:
+        return "every container sets cpu and memory limits, and the requests equal the limits"
+    kinds = [("container", c) for c in pod.spec.containers or []] + \
+            [("init container", c) for c in pod.spec.init_containers or []]
+    for kind, container in kinds:
+        limits = (container.resources.limits if container.resources else None) or {}
+        missing = [name for name in ("cpu", "memory") if api.parse_quantity(limits.get(name, "0")) <= 0]
+        if missing:
+            return f"{kind} {container.name} has no {' or '.join(missing)} limit"
+    for name in ("cpu", "memory"):
+        requested = sum((_positive(c, "requests", name) for _, c in kinds), Decimal(0))
+        limited = sum((_positive(c, "limits", name) for _, c in kinds), Decimal(0))
+        if requested and requested != limited:
+            return f"the pod's {name} requests ({_number(requested)}) differ from its limits ({_number(limited)})"
+    return "some limits have no matching request"
+
+
+def _positive(container, field: str, name: str) -> Decimal:
+    amounts = getattr(container.resources, field, None) if container.resources else None
+    amount = api.parse_quantity((amounts or {}).get(name, "0"))
+    return amount if amount > 0 else Decimal(0)
+
+
+def _number(amount: Decimal) -> str:
+    return format(amount.normalize(), "f")
+# --8<-- [end:qos_reason]
+
+
+# --8<-- [start:explain]
+def explain(pods: list[V1Pod], node: Optional[V1Node], *, cgroup_version: int = 2, cgroup_driver: str = "cgroupfs",
+            system_reserved: Optional[dict] = None, kube_reserved: Optional[dict] = None) -> dict:
+    """The report for these pods on this node, as the documented JSON-ready structure.
+
+    Pods are first defaulted like the API server does (missing requests copied from limits).
+    Upstream: none (a course tool)
+    """
+    defaulted = [resource.set_defaults_pod(pod) for pod in pods]
+    tree = cgroup_tree(defaulted, node, cgroup_version=cgroup_version, cgroup_driver=cgroup_driver,
+                       system_reserved=system_reserved, kube_reserved=kube_reserved)
+    capacity = node_capacity(node)
+    report = {
+        "version": SCHEMA_VERSION,
+        "cgroup_version": cgroup_version,
+        "cgroup_driver": cgroup_driver,
+        "node": {
+            "name": node.metadata.name if node is not None else None,
+            "default": node is None,
+            "note": DEFAULT_NODE_NOTE if node is None else "",
+            "capacity": dict(DEFAULT_NODE_CAPACITY) if node is None else
+                        {name: str((node.status.capacity or {})[name]) for name in capacity},
+            "memory_capacity": api.value(capacity.get("memory", Decimal(0))),
+        },
+        "pods": [],
+        "cgroups": [_cgroup_json(cgroup) for cgroup in tree],
+    }
+    for original, pod in zip(pods, defaulted):
+        label = f"{pod.metadata.namespace or 'default'}/{pod.metadata.name}"
+        own = [c for c in tree if c.pod == label]
+        report["pods"].append({
+            "name": pod.metadata.name,
+            "namespace": pod.metadata.namespace or "default",
+            "uid": pod.metadata.uid or "",
+            "qos_class": qos.get_pod_qos(pod),
+            "qos_reason": qos_reason(pod),
+            "defaulted_requests": _requests(original) != _requests(pod),
+            "containers": [{"name": c.container, "kind": c.kind, "oom_score_adj": int(c.files[OOM_SCORE_ADJ_FILE]),
+                            "cgroup": c.path} for c in own if c.container],
+            "cgroup": next((c.path for c in own if c.kind == "pod"), ""),
+        })
+    return report
+
+
+def _requests(pod: V1Pod) -> list:
+    containers = (pod.spec.init_containers or []) + (pod.spec.containers or [])
+    return [dict((c.resources.requests or {}) if c.resources else {}) for c in containers]
+
+
+def _cgroup_json(cgroup: Cgroup) -> dict:
+    return {"path": cgroup.path, "kind": cgroup.kind, "pod": cgroup.pod, "container": cgroup.container,
+            "note": cgroup.note,
+            "files": [{"name": name, "value": value, "computed_by": cgroup.computed_by.get(name, "")}
+                      for name, value in cgroup.files.items()]}
+# --8<-- [end:explain]
+
+
+# --8<-- [start:render_json]
+def render_json(report: dict) -> str:
+    """The report as indented JSON, keys in the documented order.
+
+    Upstream: none (a course tool)
+    """
+    return json.dumps(report, indent=2)
+# --8<-- [end:render_json]
+
+
+_STYLES = {"bold": "1", "dim": "2", "qos": "1;36", "path": "1;34", "value": "33"}
+
+
+# --8<-- [start:render_text]
+def render_text(report: dict, *, color: bool = False) -> str:
+    """The report for a terminal: node, each pod's QoS class and OOM scores, then the cgroup tree, aligned.
+
+    Upstream: none (a course tool)
+    """
+    def paint(text: str, style: str) -> str:
+        return f"\033[{_STYLES[style]}m{text}\033[0m" if color else text
+
+    node = report["node"]
+    lines = [paint(f"Node {node['name']}" if node["name"] else "Node (default)", "bold")
+             + f"  memory capacity {node['memory_capacity']} bytes"
+             + f"  cgroup v{report['cgroup_version']}, {report['cgroup_driver']} driver"]
+    if node["default"]:
+        lines.append(f"  note: {node['note']}")
+    for pod in report["pods"]:
+        lines.append("")
+        lines.append(paint(f"Pod {pod['namespace']}/{pod['name']}", "bold") + "  QoS class "
+                     + paint(pod["qos_class"], "qos"))
+        lines.append(f"  why: {pod['qos_reason']}  ({_QOS_SOURCE})")
+        if pod["defaulted_requests"]:
+            lines.append("  note: missing requests were copied from limits, as the API server does"
+                         " (pkg/apis/core/v1/defaults.go SetDefaults_Pod)")
+        lines.append(f"  cgroup: {pod['cgroup']}")
+        for container in pod["containers"]:
+            lines.append(f"  {container['kind']} {container['name']}: oom_score_adj "
+                         + paint(str(container["oom_score_adj"]), "value")
+                         + "  (pkg/kubelet/qos/policy.go GetContainerOOMScoreAdjust)")
+    files = [f for cgroup in report["cgroups"] for f in cgroup["files"]]
+    name_width = max((len(f["name"]) for f in files), default=0)
+    value_width = max((len(f["value"]) for f in files), default=0)
+    lines += ["", paint("Cgroup tree", "bold")]
+    for cgroup in report["cgroups"]:
+        lines.append(paint(cgroup["path"], "path"))
+        if cgroup["note"]:
+            lines.append(paint(f"  # {cgroup['note']}", "dim"))
+        for f in cgroup["files"]:
+            lines.append(f"  {f['name']:<{name_width}}  " + paint(f"{f['value']:>{value_width}}", "value")
+                         + "  " + paint(f["computed_by"], "dim"))
+    return "\n".join(lines)
+# --8<-- [end:render_text]
+
+
+# --8<-- [start:parse_reserved]
+def parse_reserved(text: Optional[str], flag: str) -> dict[str, str]:
+    """A kubelet reservation flag ("cpu=100m,memory=1Gi") as a resource list; ValueError naming the flag.
+
+    Upstream: the kubelet's --system-reserved / --kube-reserved flags (a map of resource to quantity)
+    """
+    result: dict[str, str] = {}
+    for item in (text or "").split(","):
+        if not item.strip():
+            continue
+        name, sep, amount = item.partition("=")
+        if not sep or not name.strip():
+            raise ValueError(f"{flag}: expected NAME=QUANTITY, got {item!r}")
+        try:
+            if api.parse_quantity(amount.strip()) < 0:
+                raise ValueError
+        except (api.ManifestError, ValueError):
+            raise ValueError(f"{flag}: {name.strip()}: invalid quantity {amount.strip()!r}") from None
+        result[name.strip()] = amount.strip()
+    return result
+# --8<-- [end:parse_reserved]
