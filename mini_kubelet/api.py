@@ -32,6 +32,10 @@ _QUANTITY = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([KMGTPE]i|[eE][+-]?\d+|[numkMGTP
 _LIMITED = ("cpu", "memory", "ephemeral-storage")
 
 
+class UsageError(ValueError):
+    """A command-line argument the command cannot use, reported as one line."""
+
+
 class ManifestError(ValueError):
     """A manifest the course cannot use: says which file, which field, and what is wrong."""
 

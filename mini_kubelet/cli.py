@@ -8,7 +8,7 @@ from decimal import Decimal
 
 from kubernetes.client import V1Node, V1Pod
 
-from mini_kubelet import api
+from mini_kubelet import api, explain
 
 USAGE_ERROR = 2
 
@@ -19,13 +19,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.run(args)
-    except (api.ManifestError, UserError) as err:
+    except (api.ManifestError, api.UsageError) as err:
         print(f"mini-kubelet: {err}", file=sys.stderr)
         return USAGE_ERROR
-
-
-class UserError(Exception):
-    """A problem with what the user asked for, reported as one line."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -36,16 +32,7 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("files", nargs="+", metavar="FILE", help="YAML or JSON manifests (kubectl get -o yaml works)")
     show.set_defaults(run=_show)
 
-    explain = commands.add_parser("explain", help="a Pod's QoS class, cgroup files and OOM scores, and who computes them")
-    explain.add_argument("pod_file", metavar="POD.yaml", help="Pods (several documents or a kind: List work too)")
-    explain.add_argument("--node", metavar="NODE.yaml", help="the Node (default: 4 CPUs, 16Gi, no hugepages)")
-    explain.add_argument("--cgroup-version", type=int, choices=(1, 2), default=2, help="cgroup v1 or v2 (default: 2)")
-    explain.add_argument("--cgroup-driver", choices=("cgroupfs", "systemd"), default="cgroupfs",
-                         help="the kubelet's cgroupDriver (default: cgroupfs)")
-    explain.add_argument("--system-reserved", metavar="LIST", help="as the kubelet flag, e.g. cpu=100m,memory=1Gi")
-    explain.add_argument("--kube-reserved", metavar="LIST", help="as the kubelet flag, e.g. cpu=100m,memory=1Gi")
-    explain.add_argument("--output", choices=("text", "json"), default="text", help="text (default) or json")
-    explain.set_defaults(run=_explain)
+    explain.register(commands)  # chapter 3
 
     labs = commands.add_parser("labs", help="the lab notebooks")
     labs_commands = labs.add_subparsers(required=True, metavar="ACTION")
@@ -102,46 +89,10 @@ def _table(rows: list[tuple[str, ...]]) -> list[str]:
     return ["  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
 
 
-def _explain(args: argparse.Namespace) -> int:
-    import os
-
-    from mini_kubelet import explain
-
-    objects = api.load_manifests(args.pod_file)
-    pods = [obj for obj in objects if isinstance(obj, V1Pod)]
-    if not pods:
-        raise UserError(f"{args.pod_file}: kind: no Pod in this file")
-    nodes = [obj for obj in api.load_manifests(args.node) if isinstance(obj, V1Node)] if args.node else []
-    if args.node and len(nodes) != 1:
-        raise UserError(f"{args.node}: kind: expected one Node, found {len(nodes)}")
-    if nodes and "memory" not in ((nodes[0].status.capacity if nodes[0].status else None) or {}):
-        raise UserError(f"{args.node}: status.capacity.memory: missing (the OOM scores and /kubepods need it)")
-    for pod in pods:
-        uid = pod.metadata.uid or ""
-        if "/" in uid or "_" in uid:
-            raise UserError(f"{args.pod_file}: metadata.uid: a cgroup name cannot hold '/' or '_' (got {uid!r})")
-        if not uid:
-            pod.metadata.uid = "<uid>"  # a hand-written Pod: the API server would assign one
-    try:
-        reserved = {flag: explain.parse_reserved(getattr(args, flag.replace("-", "_")), f"--{flag}")
-                    for flag in ("system-reserved", "kube-reserved")}
-    except ValueError as err:
-        raise UserError(str(err)) from None
-    report = explain.explain(pods, nodes[0] if nodes else None, cgroup_version=args.cgroup_version,
-                             cgroup_driver=args.cgroup_driver, system_reserved=reserved["system-reserved"],
-                             kube_reserved=reserved["kube-reserved"])
-    if args.output == "json":
-        print(explain.render_json(report))
-    else:
-        color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
-        print(explain.render_text(report, color=color))
-    return 0
-
-
 def _labs_build(args: argparse.Namespace) -> int:
     from mini_kubelet import notebooks
 
     try:
         return notebooks.build_all(args.labs_dir, force=args.force, check=args.check)
     except notebooks.LabBuildError as err:
-        raise UserError(str(err)) from None
+        raise api.UsageError(str(err)) from None

@@ -25,7 +25,10 @@ per-process setting, listed with each container for completeness; it is not a cg
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
+import sys
 from decimal import Decimal
 from typing import Optional
 
@@ -209,3 +212,50 @@ def parse_reserved(text: Optional[str], flag: str) -> dict[str, str]:
         result[name.strip()] = amount.strip()
     return result
 # --8<-- [end:parse_reserved]
+
+
+def register(commands) -> None:
+    """Add `mini-kubelet explain` to the command line."""
+    parser = commands.add_parser("explain", help="a Pod's QoS class, cgroup files and OOM scores, and who computes them")
+    parser.add_argument("pod_file", metavar="POD.yaml", help="Pods (several documents or a kind: List work too)")
+    parser.add_argument("--node", metavar="NODE.yaml", help="the Node (default: 4 CPUs, 16Gi, no hugepages)")
+    parser.add_argument("--cgroup-version", type=int, choices=(1, 2), default=2, help="cgroup v1 or v2 (default: 2)")
+    parser.add_argument("--cgroup-driver", choices=("cgroupfs", "systemd"), default="cgroupfs",
+                         help="the kubelet's cgroupDriver (default: cgroupfs)")
+    parser.add_argument("--system-reserved", metavar="LIST", help="as the kubelet flag, e.g. cpu=100m,memory=1Gi")
+    parser.add_argument("--kube-reserved", metavar="LIST", help="as the kubelet flag, e.g. cpu=100m,memory=1Gi")
+    parser.add_argument("--output", choices=("text", "json"), default="text", help="text (default) or json")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Explain each Pod in the file; bad input raises ManifestError or UsageError (one line, exit 2)."""
+    objects = api.load_manifests(args.pod_file)
+    pods = [obj for obj in objects if isinstance(obj, V1Pod)]
+    if not pods:
+        raise api.UsageError(f"{args.pod_file}: kind: no Pod in this file")
+    nodes = [obj for obj in api.load_manifests(args.node) if isinstance(obj, V1Node)] if args.node else []
+    if args.node and len(nodes) != 1:
+        raise api.UsageError(f"{args.node}: kind: expected one Node, found {len(nodes)}")
+    if nodes and "memory" not in ((nodes[0].status.capacity if nodes[0].status else None) or {}):
+        raise api.UsageError(f"{args.node}: status.capacity.memory: missing (the OOM scores and /kubepods need it)")
+    for pod in pods:
+        uid = pod.metadata.uid or ""
+        if "/" in uid or "_" in uid:
+            raise api.UsageError(f"{args.pod_file}: metadata.uid: a cgroup name cannot hold '/' or '_' (got {uid!r})")
+        if not uid:
+            pod.metadata.uid = "<uid>"  # a hand-written Pod: the API server would assign one
+    try:
+        reserved = {flag: parse_reserved(getattr(args, flag.replace("-", "_")), f"--{flag}")
+                    for flag in ("system-reserved", "kube-reserved")}
+    except ValueError as err:
+        raise api.UsageError(str(err)) from None
+    report = explain(pods, nodes[0] if nodes else None, cgroup_version=args.cgroup_version,
+                             cgroup_driver=args.cgroup_driver, system_reserved=reserved["system-reserved"],
+                             kube_reserved=reserved["kube-reserved"])
+    if args.output == "json":
+        print(render_json(report))
+    else:
+        color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+        print(render_text(report, color=color))
+    return 0
