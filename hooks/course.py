@@ -1,11 +1,13 @@
 """MkDocs hooks for the course: upstream links, command output on pages, and the lab pages.
 
 - `[[pkg/kubelet/kubelet.go:NewMainKubelet]]` becomes a link to that file at the upstream tag
-  written once in mkdocs.yml (`extra.upstream_tag`); `[[pkg/kubelet/eviction/]]` links a folder.
+  written once in mkdocs.yml (`extra.upstream_tag`); `[[pkg/kubelet/eviction/]]` links a folder;
+  `[[pkg/kubelet/kubelet.go:NewMainKubelet|NewMainKubelet]]` sets a shorter link text.
 - `<!-- run: mini-kubelet show examples/pods/web.yaml -->` becomes the command and its real
   output, run at build time (`<!-- run exit=2: ... -->` when the example shows an error).
 - `{{ upstream_tag }}` becomes the tag itself, for prose that names it.
-- `{{ repo_url }}` becomes the repository address from mkdocs.yml, so a fork's pages follow it.
+- `{{ repo_url }}` becomes the repository address from mkdocs.yml, so a fork's pages follow it,
+  and `{{ repo_dir }}` the folder a clone of it makes.
 - Each lab source `labs/src/NN-name.py` becomes the page `labs/NN-name/` (executed by
   mkdocs-jupyter), and the learner notebook `labs/NN-name.ipynb` is published for download.
 """
@@ -31,6 +33,7 @@ UPSTREAM_REF = re.compile(r"\[\[([^\[\]\n]*)\]\]")
 VALID_REF = re.compile(
     r"(?P<path>(?:pkg|cmd|staging|plugin|test)/(?:[A-Za-z0-9_.-]+/)*(?:[A-Za-z0-9_.-]+\.go|))"
     r"(?::(?P<symbol>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)?))?"
+    r"(?:\|(?P<label>[^|\]`]+))?"  # optional short link text, for tables and repeated mentions
 )
 RUN_MARKER = re.compile(r"^<!-- run(?: exit=(\d+))?: (.+?) -->$", re.M)
 FENCE = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)
@@ -41,14 +44,14 @@ def upstream_link(ref: str, repo: str, tag: str) -> str:
     match = VALID_REF.fullmatch(ref.strip())
     if not match or "/./" in ref or "/../" in ref or ref.strip().endswith(".go/"):
         raise PluginError(f"malformed upstream reference [[{ref}]]: write [[pkg/.../file.go:Function]] or [[pkg/.../dir/]]")
-    path, symbol = match["path"], match["symbol"]
+    path, symbol, label = match["path"], match["symbol"], match["label"]
     if not path.endswith((".go", "/")):
         raise PluginError(f"malformed upstream reference [[{ref}]]: a path ends in .go or /")
     if symbol and path.endswith("/"):
         raise PluginError(f"malformed upstream reference [[{ref}]]: a folder has no symbol")
     kind = "tree" if path.endswith("/") else "blob"
     url = f"{repo}/{kind}/{tag}/{path.rstrip('/')}"
-    text = f"`{symbol}` in `{path}`" if symbol else f"`{path}`"
+    text = f"`{label.strip()}`" if label else f"`{symbol}` in `{path}`" if symbol else f"`{path}`"
     return f'[{text}]({url} "{path} at Kubernetes {tag}"){{ .upstream }}'
 
 
@@ -76,14 +79,18 @@ def run_example(command: str, expected_exit: int) -> str:
             f"run marker `{command}` exited {result.returncode}, expected {expected_exit}:\n{result.stderr}"
         )
     output = (result.stdout + result.stderr).rstrip()
-    return f"```console\n$ {command}\n{output}\n```"
+    # A plain-text fence: a console lexer would read the output's "#" notes as root prompts.
+    return f"```text\n$ {command}\n{output}\n```"
 
 
 def on_page_markdown(markdown, page, config, files):
     repo, tag = config["extra"]["upstream_repo"], config["extra"]["upstream_tag"]
+    repo_url = (config["repo_url"] or "").rstrip("/")
+    # Variables apply everywhere, code blocks included (the clone command is in one).
+    for name, value in (("repo_url", repo_url), ("upstream_tag", tag), ("repo_dir", repo_url.rsplit("/", 1)[-1])):
+        markdown = markdown.replace("{{ %s }}" % name, value)
 
     def transform(text: str) -> str:
-        text = text.replace("{{ repo_url }}", config["repo_url"] or "").replace("{{ upstream_tag }}", tag)
         text = UPSTREAM_REF.sub(lambda m: upstream_link(m.group(1), repo, tag), text)
         return RUN_MARKER.sub(lambda m: run_example(m.group(2), int(m.group(1) or 0)), text)
 

@@ -53,10 +53,11 @@ def test_every_upstream_reference_is_well_formed(path):
     ("pkg/kubelet/qos/policy.go", None),
     ("pkg/kubelet/eviction/", f"({REPO}/tree/v1.27.7/pkg/kubelet/eviction "),
     ("staging/src/k8s.io/component-base/configz/configz.go:New", None),
+    ("pkg/kubelet/kubelet.go:Kubelet.syncLoop|syncLoop", "[`syncLoop`]("),
 ])
 def test_well_formed_references_become_links_at_the_tag(ref, markdown):
     link = upstream_link(ref, REPO, "v1.27.7")
-    assert f"/v1.27.7/{ref.split(':')[0].rstrip('/')}" in link
+    assert f"/v1.27.7/{ref.split(':')[0].split('|')[0].rstrip('/')}" in link
     if markdown:
         assert markdown in link
 
@@ -71,6 +72,7 @@ def test_well_formed_references_become_links_at_the_tag(ref, markdown):
     "pkg//kubelet/kubelet.go",
     "pkg/kubelet/kubelet.go/",
     "pkg/kubelet/kubelet.go:New Main",
+    "pkg/kubelet/kubelet.go:NewMainKubelet|",  # an empty label
     "https://github.com/kubernetes/kubernetes/blob/master/pkg/kubelet/kubelet.go",
     "",
 ])

@@ -15,6 +15,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from urllib.request import urlopen
 
 import pytest
+import yaml
 
 from .conftest import ROOT
 from .test_links import mkdocs_extra
@@ -168,6 +169,8 @@ def test_lab_page_shows_code_outputs_and_a_notebook_to_download(page):
 def test_run_markers_show_real_command_output(page):
     page.goto(page.base + "/setup/")
     text = page.locator("article").inner_text()
+    repo_url = yaml.load((ROOT / "mkdocs.yml").read_text(), Loader=yaml.BaseLoader)["repo_url"]
+    assert f"$ git clone {repo_url}.git\n$ cd {repo_url.rsplit('/', 1)[-1]}" in text  # variables fill code blocks too
     assert "$ mini-kubelet show examples/pods/web.yaml" in text
     assert "memory    67108864 (64Mi)" in text
     assert 'invalid quantity "12Zi"' in text
