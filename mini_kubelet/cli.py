@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from decimal import Decimal
 
 from kubernetes.client import V1Node, V1Pod
 
-from mini_kubelet import api, explain
+from mini_kubelet import admit, api, explain
 
 USAGE_ERROR = 2
 
 
 def main(argv: list[str] | None = None) -> int:
     """Parse the arguments, run the subcommand, and turn bad input into one line and exit 2."""
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `mini-kubelet ... | head` ends quietly
     parser = _parser()
     args = parser.parse_args(argv)
     try:
@@ -32,6 +35,7 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("files", nargs="+", metavar="FILE", help="YAML or JSON manifests (kubectl get -o yaml works)")
     show.set_defaults(run=_show)
 
+    admit.register(commands)  # chapter 2
     explain.register(commands)  # chapter 3
 
     labs = commands.add_parser("labs", help="the lab notebooks")

@@ -75,6 +75,9 @@ def _matches(expected: Any, got: Any, error: BaseException | None) -> bool:
 
 def _show(value: Any, width: int | None = 48) -> str:
     """A value for the table, cut to `width`; Kubernetes objects are shown by kind and name."""
+    if isinstance(value, (list, tuple)) and any(type(v).__name__.startswith("V1") for v in value):
+        text = "[" + ", ".join(_show(v, None) for v in value) + "]"
+        return text if width is None else _cut(text, width)
     name = getattr(getattr(value, "metadata", None), "name", None) or getattr(value, "name", None)
     if name and type(value).__name__.startswith("V1"):
         return f"<{type(value).__name__[2:]} {name}>"

@@ -1,0 +1,221 @@
+"""`mini-kubelet admit`: would the kubelet admit these Pods on this Node, and if not, what would it write?
+
+Each Pod in POD.yaml goes through HandlePodAdditions: oldest first, each checked against the running Pods
+(--running) plus the ones admitted before it. The output says admitted or rejected, which handler and
+check decided, the status and event exactly as the kubelet writes them, and the fit numbers.
+
+Running Pods bound to another node (spec.nodeName set to another name) are left out, as they are not in
+this kubelet's pod manager; a running mirror Pod stands for its static Pod. The JSON output
+(`--output json`) is a stable structure, version "mini-kubelet.admit/v1":
+
+    {"version": "mini-kubelet.admit/v1",
+     "node": {"name": str, "os": "linux", "allocatable": {resource: int}},
+     "running": {"counted": ["ns/name", ...], "left_out": [{"pod": "ns/name", "why": str}, ...],
+                 "inactive": [{"pod": "ns/name", "why": str}, ...]},
+     "pods": [{"namespace": str, "name": str, "admitted": bool, "skipped": str,
+               "decided_by": {"handler": str, "upstream": str, "check": str} | null,
+               "status": {"phase": str, "reason": str, "message": str},
+               "event": {"type": str, "reason": str, "message": str} | null,
+               "checks": [{"check": str, "result": "ok" | "failed" | "skipped" | "not reached", "detail": str}],
+               "fit": [{"resource": str, "unit": str, "requested": int, "used": int, "allocatable": int,
+                        "fits": bool}],
+               "ignored_requests": [str], "checked_against": int,
+               "preempted": [{"pod": "ns/name", "status": {...}, "event": {...}}]}]}
+
+Amounts are integers: cpu in millicores, memory and storage in bytes, other resources in units.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+
+from kubernetes.client import V1Node, V1Pod
+
+from . import api, kubelet, lifecycle, scheduler, types
+
+VERSION = "mini-kubelet.admit/v1"
+_UNITS = {scheduler.PODS: "pods", scheduler.CPU: "millicores", scheduler.MEMORY: "bytes",
+          scheduler.EPHEMERAL_STORAGE: "bytes"}
+_CHECKS = ["resource fit", lifecycle.NODE_AFFINITY, lifecycle.NODE_NAME, lifecycle.NODE_PORTS,
+           lifecycle.TAINT_TOLERATION, "OS label", "OS field"]
+
+
+def _name(pod: V1Pod) -> str:
+    return f"{pod.metadata.namespace or 'default'}/{pod.metadata.name}"
+
+
+# --8<-- [start:admission_report]
+def admission_report(pods: list[V1Pod], node: V1Node, running: list[V1Pod]) -> dict:
+    """Run HandlePodAdditions and describe each pod's outcome with its checks and fit numbers.
+
+    Upstream: none (a course tool around pkg/kubelet/kubelet.go HandlePodAdditions)
+    """
+    counted, left_out = [], []
+    for pod in running:
+        bound = pod.spec.node_name
+        if bound and bound != node.metadata.name:
+            left_out.append({"pod": _name(pod), "why": f"bound to node {bound}"})
+        else:
+            counted.append(pod)
+    active = {id(p) for p in kubelet.filter_out_inactive_pods(counted)}
+    inactive = [{"pod": _name(p), "why": f"phase {p.status.phase}"} for p in counted if id(p) not in active]
+    report = {"version": VERSION,
+              "node": {"name": node.metadata.name, "os": lifecycle.GOOS,
+                       "allocatable": scheduler.new_node_info(node, []).allocatable},
+              "running": {"counted": [_name(p) for p in counted], "left_out": left_out, "inactive": inactive},
+              "pods": []}
+    for outcome in kubelet.handle_pod_additions(pods, node, admitted=counted):
+        report["pods"].append(_describe(outcome, node))
+    return report
+# --8<-- [end:admission_report]
+
+
+def _describe(outcome: kubelet.AdmissionOutcome, node: V1Node) -> dict:
+    pod, result = outcome.pod, outcome.result
+    entry = {"namespace": pod.metadata.namespace or "default", "name": pod.metadata.name,
+             "admitted": result.admit, "skipped": outcome.skipped, "decided_by": None,
+             "status": {"phase": outcome.status_phase, "reason": outcome.status_reason,
+                        "message": outcome.status_message},
+             "event": dict(zip(("type", "reason", "message"), outcome.event)) if outcome.event else None,
+             "checks": [], "fit": [], "ignored_requests": [], "checked_against": len(outcome.active_pods),
+             "preempted": [{"pod": _name(v.pod),
+                            "status": {"phase": v.status_phase, "reason": v.status_reason, "message": v.status_message},
+                            "event": dict(zip(("type", "reason", "message"), v.event))} for v in outcome.preempted]}
+    if outcome.skipped:
+        return entry
+    if outcome.handler:
+        upstream = dict(kubelet.ADMIT_HANDLER_ORDER)[outcome.handler]
+        check = result.reason
+        if result.reason.startswith(lifecycle.INSUFFICIENT_RESOURCE_PREFIX) and outcome.handler == "predicate":
+            check = "resource fit: " + result.reason[len(lifecycle.INSUFFICIENT_RESOURCE_PREFIX):]
+        entry["decided_by"] = {"handler": outcome.handler, "upstream": upstream, "check": check}
+    node_info = scheduler.new_node_info(node, outcome.active_pods)
+    filtered = lifecycle.remove_missing_extended_resources(pod, node_info)
+    entry["ignored_requests"] = sorted({name for c in pod.spec.containers or []
+                                        for name in ((c.resources.requests if c.resources else None) or {})}
+                                       - {name for c in filtered.spec.containers or []
+                                          for name in ((c.resources.requests if c.resources else None) or {})})
+    reasons = lifecycle.general_filter(filtered, node_info)
+    short = {r.resource_name for r in reasons if isinstance(r, lifecycle.InsufficientResourceError)}
+    failed = {r.predicate_name for r in reasons if isinstance(r, lifecycle.PredicateFailureError)}
+    request = scheduler.compute_pod_resource_request(filtered)
+    names = [scheduler.PODS, scheduler.CPU, scheduler.MEMORY, scheduler.EPHEMERAL_STORAGE]
+    names += sorted(set(request) - set(names))
+    for name in names:
+        used = len(node_info.pods) if name == scheduler.PODS else node_info.requested.get(name, 0)
+        unit = "bytes" if name.startswith("hugepages-") else _UNITS.get(name, "units")
+        entry["fit"].append({"resource": name, "unit": unit,
+                             "requested": 1 if name == scheduler.PODS else request.get(name, 0), "used": used,
+                             "allocatable": node_info.allocatable.get(name, 0), "fits": name not in short})
+    predicates_failed = bool(reasons)
+    os_node = copy.deepcopy(node)  # the OS label check corrects the node's label in place
+    for check in _CHECKS:
+        if check == "resource fit":
+            result_, detail = ("failed", "short of " + ", ".join(sorted(short))) if short else ("ok", "")
+        elif check == lifecycle.TAINT_TOLERATION and types.is_static_pod(pod):
+            result_, detail = "skipped", "static pods are not checked against taints"
+        elif check in failed:
+            result_, detail = "failed", next(r.predicate_desc for r in reasons
+                                             if isinstance(r, lifecycle.PredicateFailureError) and r.predicate_name == check)
+        elif check.startswith("OS") and predicates_failed and not outcome.preempted:
+            result_, detail = "not reached", "runs only after the predicates pass"
+        elif check == "OS label":
+            bad = lifecycle.reject_pod_admission_based_on_os_selector(pod, os_node)
+            result_, detail = ("failed", f"Pod label {lifecycle.LABEL_OS_STABLE} is not {lifecycle.GOOS}") if bad else ("ok", "")
+        elif check == "OS field":
+            bad = lifecycle.reject_pod_admission_based_on_os_field(pod)
+            result_, detail = ("failed", f"spec.os.name is not {lifecycle.GOOS}") if bad else ("ok", "")
+        else:
+            result_, detail = "ok", ""
+        entry["checks"].append({"check": check, "result": result_, "detail": detail})
+    return entry
+
+
+# --8<-- [start:render_text]
+def render_text(report: dict) -> str:
+    """The report for a terminal: the node, then for each pod the verdict, status, event, checks and fit table.
+
+    Upstream: none (a course tool)
+    """
+    node = report["node"]
+    alloc = ", ".join(f"{k} {v}{'m' if k == 'cpu' else ''}" for k, v in node["allocatable"].items())
+    lines = [f"Node {node['name']} ({node['os']}): allocatable {alloc or 'nothing'}"]
+    running = report["running"]
+    given = len(running["counted"]) + len(running["left_out"])
+    lines.append(f"Running Pods: {given} given, {len(running['counted']) - len(running['inactive'])} active on this node")
+    for item in running["left_out"]:
+        lines.append(f"  not on this node {item['pod']}: {item['why']}")
+    for item in running["inactive"]:
+        lines.append(f"  not active {item['pod']}: {item['why']} (filterOutInactivePods)")
+    for pod in report["pods"]:
+        lines.append("")
+        head = f"Pod {pod['namespace']}/{pod['name']}: "
+        if pod["skipped"]:
+            lines.append(head + f"admission skipped ({pod['skipped']})")
+            continue
+        decided = pod["decided_by"]
+        lines.append(head + ("ADMITTED" if pod["admitted"] else
+                             f"REJECTED by the {decided['handler']} handler ({decided['check']})"))
+        status = pod["status"]
+        rows = [("status", f"phase {status['phase']}" + (f", reason {status['reason']}" if status["reason"] else ""))]
+        if status["message"]:
+            rows.append(("", f"message: {status['message']}"))
+        if pod["event"]:
+            event = pod["event"]
+            rows.append(("event", f"{event['type']} {event['reason']}: {event['message']}"))
+        if decided:
+            rows.append(("decided by", f"{decided['handler']} handler, {decided['upstream']}"))
+        for victim in pod["preempted"]:
+            rows.append(("preempted", f"{victim['pod']}: phase {victim['status']['phase']}, reason "
+                                      f"{victim['status']['reason']} ({victim['status']['message']})"))
+        width = max(len(label) for label, _ in rows)
+        lines += [f"  {label:<{width}}  {text}" for label, text in rows]
+        check_width = max(len(c["check"]) for c in pod["checks"])
+        lines.append("  predicate checks (all run; the kubelet reports only the first failure):")
+        for c in pod["checks"]:
+            lines.append(f"    {c['check']:<{check_width}}  {c['result']}" + (f"  {c['detail']}" if c["detail"] else ""))
+        lines.append(f"  fit against {pod['checked_against']} active Pod(s); fits while requested <= allocatable - used:")
+        table = [("resource", "requested", "used", "allocatable", "fits")]
+        table += [(f"{f['resource']} ({f['unit']})", str(f["requested"]), str(f["used"]), str(f["allocatable"]),
+                   "yes" if f["fits"] else "NO") for f in pod["fit"]]
+        widths = [max(len(row[i]) for row in table) for i in range(5)]
+        for row in table:
+            lines.append("    " + "  ".join(cell.ljust(w) if i in (0, 4) else cell.rjust(w)
+                                           for i, (cell, w) in enumerate(zip(row, widths))).rstrip())
+        if pod["ignored_requests"]:
+            lines.append(f"  ignored (extended resources the node does not list): {', '.join(pod['ignored_requests'])}")
+    return "\n".join(lines)
+# --8<-- [end:render_text]
+
+
+def register(commands) -> None:
+    """Add `mini-kubelet admit` to the command line."""
+    parser = commands.add_parser("admit", help="would the kubelet admit these Pods on this Node, and what it writes if not")
+    parser.add_argument("pod_file", metavar="POD.yaml", help="the new Pods (several documents or a kind: List work too)")
+    parser.add_argument("--node", metavar="NODE.yaml", required=True, help="the Node (kubectl get node NAME -o yaml)")
+    parser.add_argument("--running", metavar="PODS.yaml", help="Pods already on the node (kubectl get pods -o yaml)")
+    parser.add_argument("--output", choices=("text", "json"), default="text", help="text (default) or json")
+    parser.set_defaults(run=run)
+
+
+def _only(path: str, kind: type, what: str) -> list:
+    objects = api.load_manifests(path)
+    for i, obj in enumerate(objects):
+        if not isinstance(obj, kind):
+            where = "kind" if len(objects) == 1 else f"object {i + 1}: kind"
+            raise api.UsageError(f"{path}: {where}: expected {what}, got a {type(obj).__name__[2:]}")
+    return objects
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check each Pod in the file; bad input raises ManifestError or UsageError (one line, exit 2)."""
+    pods = _only(args.pod_file, V1Pod, "Pods")
+    nodes = _only(args.node, V1Node, "a Node")
+    if len(nodes) != 1:
+        raise api.UsageError(f"{args.node}: kind: expected one Node, found {len(nodes)}")
+    running = _only(args.running, V1Pod, "Pods") if args.running else []
+    report = admission_report(pods, nodes[0], running)
+    print(json.dumps(report, indent=2) if args.output == "json" else render_text(report))
+    return 0

@@ -1,0 +1,194 @@
+"""Chapter 2: `mini-kubelet admit` says what the kubelet would do with new Pods, and why."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from mini_kubelet.cli import main
+
+from .conftest import EXAMPLES
+
+pytestmark = pytest.mark.ch2
+
+NODE = str(EXAMPLES / "nodes" / "node.yaml")  # worker-1: 1930m, 6180468Ki, 110 pods
+
+NEW_PODS = """
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: batch, namespace: jobs, creationTimestamp: "2024-05-14T10:00:00Z"}
+  spec:
+    containers:
+    - name: c
+      image: x
+      resources: {requests: {cpu: 1500m, memory: 1Gi, example.com/foo: "1"}}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: web, namespace: default, creationTimestamp: "2024-05-14T09:00:00Z"}
+  spec:
+    containers:
+    - name: c
+      image: x
+      resources: {requests: {cpu: 100m}}
+"""
+
+RUNNING = """
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: api, namespace: default}
+  spec:
+    nodeName: worker-1
+    containers:
+    - name: c
+      image: x
+      resources: {requests: {cpu: 500m, memory: 512Mi}}
+  status: {phase: Running}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: elsewhere, namespace: default}
+  spec:
+    nodeName: worker-2
+    containers:
+    - {name: c, image: x, resources: {requests: {cpu: "1"}}}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: finished, namespace: default}
+  spec:
+    nodeName: worker-1
+    containers:
+    - {name: c, image: x, resources: {requests: {cpu: "1"}}}
+  status: {phase: Succeeded}
+"""
+
+
+@pytest.fixture
+def files(tmp_path):
+    def write(name, text):
+        path = tmp_path / name
+        path.write_text(textwrap.dedent(text))
+        return str(path)
+    return write
+
+
+def run_json(capsys, *args):
+    assert main(["admit", *args, "--output", "json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_json_outcomes_in_creation_order_with_fit_numbers(capsys, files):
+    report = run_json(capsys, files("new.yaml", NEW_PODS), "--node", NODE, "--running", files("running.yaml", RUNNING))
+    assert report["version"] == "mini-kubelet.admit/v1"
+    assert report["node"]["allocatable"]["cpu"] == 1930 and report["node"]["allocatable"]["pods"] == 110
+    assert report["running"]["counted"] == ["default/api", "default/finished"]
+    assert report["running"]["left_out"] == [{"pod": "default/elsewhere", "why": "bound to node worker-2"}]
+    assert report["running"]["inactive"] == [{"pod": "default/finished", "why": "phase Succeeded"}]
+    web, batch = report["pods"]
+    assert (web["name"], web["admitted"], web["status"]["phase"], web["event"]) == ("web", True, "Pending", None)
+    # The Succeeded pod is not active; web (admitted first) now counts: 500m + 100m used.
+    message = "Node didn't have enough resource: cpu, requested: 1500, used: 600, capacity: 1930"
+    assert batch["status"] == {"phase": "Failed", "reason": "OutOfcpu", "message": "Pod was rejected: " + message}
+    assert batch["event"] == {"type": "Warning", "reason": "OutOfcpu", "message": message}
+    assert batch["decided_by"]["handler"] == "predicate" and batch["decided_by"]["check"] == "resource fit: cpu"
+    assert batch["checked_against"] == 2
+    fit = {row["resource"]: row for row in batch["fit"]}
+    assert (fit["cpu"]["requested"], fit["cpu"]["used"], fit["cpu"]["allocatable"], fit["cpu"]["fits"]) == (1500, 600, 1930, False)
+    assert (fit["pods"]["requested"], fit["pods"]["used"], fit["pods"]["fits"]) == (1, 2, True)
+    assert fit["memory"]["requested"] == 2**30 and fit["memory"]["used"] == 512 * 2**20
+    assert batch["ignored_requests"] == ["example.com/foo"]  # an extended resource the node does not list
+    assert [c["result"] for c in batch["checks"]] == ["failed", "ok", "ok", "ok", "ok", "not reached", "not reached"]
+
+
+def test_json_is_stable(capsys, files):
+    args = (files("new.yaml", NEW_PODS), "--node", NODE)
+    assert run_json(capsys, *args) == run_json(capsys, *args)
+
+
+def test_text_output_is_aligned_and_names_the_decision(capsys, files):
+    assert main(["admit", files("new.yaml", NEW_PODS), "--node", NODE, "--running", files("r.yaml", RUNNING)]) == 0
+    out = capsys.readouterr().out
+    assert "Pod default/web: ADMITTED" in out
+    assert "Pod jobs/batch: REJECTED by the predicate handler (resource fit: cpu)" in out
+    assert "message: Pod was rejected: Node didn't have enough resource: cpu, requested: 1500, used: 600, capacity: 1930" in out
+    assert "pkg/kubelet/lifecycle/predicate.go predicateAdmitHandler.Admit" in out
+    lines = out.splitlines()
+    headers = [i for i, line in enumerate(lines) if line.split()[:2] == ["resource", "requested"]]
+    assert len(headers) == 2
+    for start in headers:
+        table = lines[start:start + 5]  # pods, cpu, memory, ephemeral-storage
+        # Numbers are right-aligned under their headers: each row's "used" column ends where the header's does.
+        end = table[0].index("used") + len("used")
+        assert all(row[end - 1] != " " and row[end:end + 2] == "  " for row in table)
+    assert any(line.split()[:4] == ["cpu", "(millicores)", "1500", "600"] and line.rstrip().endswith("NO") for line in table)
+
+
+def test_taint_and_os_label(capsys, files):
+    node = files("node.yaml", """
+        apiVersion: v1
+        kind: Node
+        metadata: {name: n1, labels: {kubernetes.io/os: linux}}
+        spec: {taints: [{key: maintenance, effect: NoExecute}]}
+        status: {allocatable: {cpu: "2", memory: 1Gi, pods: "10"}}
+        """)
+    pods = files("pods.yaml", """
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: tainted}
+        spec: {containers: [{name: c, image: x}]}
+        ---
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: windows, labels: {kubernetes.io/os: windows}}
+        spec:
+          tolerations: [{operator: Exists}]
+          containers: [{name: c, image: x}]
+        """)
+    tainted, windows = run_json(capsys, pods, "--node", node)["pods"]
+    assert (tainted["status"]["reason"], tainted["status"]["message"]) == (
+        "TaintToleration", "Pod was rejected: Predicate TaintToleration failed")
+    assert windows["status"]["reason"] == "PodOSSelectorNodeLabelDoesNotMatch"
+    assert windows["status"]["message"] == (
+        "Pod was rejected: Failed to admit pod as the `kubernetes.io/os` label doesn't match node label")
+
+
+def test_mirror_pod_is_skipped(capsys, files):
+    report = run_json(capsys, str(EXAMPLES / "pods" / "static-critical.yaml"), "--node", NODE)
+    [pod] = report["pods"]
+    assert (pod["skipped"], pod["admitted"], pod["checks"]) == ("mirror pod", True, [])
+
+
+@pytest.mark.parametrize("pod_text, node_text, running_text, problem", [
+    ("NODE", "NODE", None, "expected Pods, got a Node"),
+    ("POD", "POD", None, "expected a Node, got a Pod"),
+    ("POD", "TWO_NODES", None, "expected one Node, found 2"),
+    ("POD", "NODE", "NODE", "expected Pods, got a Node"),
+    ("BROKEN", "NODE", None, "spec.containers[0].resources.requests.cpu: invalid quantity"),
+])
+def test_bad_input_is_one_line_and_exit_2(capsys, files, pod_text, node_text, running_text, problem):
+    texts = {
+        "POD": "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: x}]}\n",
+        "NODE": "apiVersion: v1\nkind: Node\nmetadata: {name: n}\n",
+        "TWO_NODES": "apiVersion: v1\nkind: Node\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: b}\n",
+        "BROKEN": "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: x, "
+                  "resources: {requests: {cpu: lots}}}]}\n",
+    }
+    args = ["admit", files("pod.yaml", texts[pod_text]), "--node", files("node.yaml", texts[node_text])]
+    if running_text:
+        args += ["--running", files("running.yaml", texts[running_text])]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and problem in err and err.startswith("mini-kubelet: ")
+
+
+def test_node_is_required(capsys, files):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["admit", files("pod.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+                             "spec: {containers: [{name: c, image: x}]}\n")])
+    assert exit_info.value.code == 2
