@@ -80,7 +80,18 @@ def run_example(command: str, expected_exit: int) -> str:
         )
     output = (result.stdout + result.stderr).rstrip()
     # A plain-text fence: a console lexer would read the output's "#" notes as root prompts.
-    return f"```text\n$ {command}\n{output}\n```"
+    return f"```text\n{_wrap_command(command)}\n{output}\n```"
+
+
+def _wrap_command(command: str, width: int = 80) -> str:
+    """The command as a reader would type it, continued with backslashes before options that overflow."""
+    lines = ["$"]
+    for word in re.split(r" (?=--)", command):
+        if len(lines[-1]) + 1 + len(word) > width and lines[-1] != "$":
+            lines[-1] += " \\"
+            lines.append("   ")
+        lines[-1] += " " + word
+    return "\n".join(lines)
 
 
 def on_page_markdown(markdown, page, config, files):

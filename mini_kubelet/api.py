@@ -118,13 +118,18 @@ def node_from_manifest(doc: Any, source: str = "<manifest>") -> V1Node:
     return _deserialize(doc, "V1Node", source)
 
 
+def read_text(path: str | Path) -> str:
+    """A file's text, or a ManifestError naming the file when it cannot be read."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise ManifestError(str(path), "", f"cannot read file ({getattr(err, 'strerror', None) or err})") from None
+
+
 def load_manifests(path: str | Path) -> list[Manifest]:
     """Read every Pod and Node in a YAML or JSON file (several documents, or a kind: List)."""
     source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise ManifestError(source, "", f"cannot read file ({getattr(err, 'strerror', None) or err})") from None
+    text = read_text(path)
     try:
         docs = [d for d in yaml.safe_load_all(text) if d is not None]
     except yaml.YAMLError as err:

@@ -9,15 +9,19 @@ The JSON output (`--output json`) is a stable structure, version "mini-kubelet.e
       "node": {"name": str | null, "default": bool, "note": str,
                "capacity": {resource: quantity string}, "memory_capacity": int (bytes)},
       "pods": [{"name": str, "namespace": str, "uid": str, "qos_class": str, "qos_reason": str,
-                "defaulted_requests": bool,
+                "defaulted_requests": bool, "overhead": {resource: amount},
                 "containers": [{"name": str, "kind": "container" | "init container",
-                                "oom_score_adj": int, "cgroup": str}],
+                                "requests": {resource: amount}, "limits": {resource: amount},
+                                "copied_requests": [resource], "oom_score_adj": int, "cgroup": str}],
                 "cgroup": str}],
       "cgroups": [{"path": str, "kind": "node" | "qos" | "pod" | "container" | "init container",
                    "pod": str, "container": str, "note": str,
                    "files": [{"name": str, "value": str, "computed_by": str}]}]
     }
 
+An amount is a string as the kubelet reads it: cpu in millicores ("250m", Quantity.MilliValue),
+anything else as a whole number (bytes for memory, Quantity.Value). A container's requests are
+those after API defaulting; copied_requests names the ones copied from its limits.
 Values are the strings written to the files. computed_by names "path Func" of the upstream
 function(s), joined by "; " in the order they apply. The file "/proc/<pid>/oom_score_adj" is a
 per-process setting, listed with each container for completeness; it is not a cgroup file.
@@ -29,6 +33,7 @@ import argparse
 import json
 import os
 import sys
+import textwrap
 from decimal import Decimal
 from typing import Optional
 
@@ -63,7 +68,8 @@ def qos_reason(pod: V1Pod) -> str:
         requested = sum((_positive(c, "requests", name) for _, c in kinds), Decimal(0))
         limited = sum((_positive(c, "limits", name) for _, c in kinds), Decimal(0))
         if requested and requested != limited:
-            return f"the pod's {name} requests ({_number(requested)}) differ from its limits ({_number(limited)})"
+            return (f"the pod's {name} requests ({amount(name, requested)}) differ from its limits"
+                    f" ({amount(name, limited)}), summed over all containers, init containers included")
     return "some limits have no matching request"
 
 
@@ -73,8 +79,14 @@ def _positive(container, field: str, name: str) -> Decimal:
     return amount if amount > 0 else Decimal(0)
 
 
-def _number(amount: Decimal) -> str:
-    return format(amount.normalize(), "f")
+def amount(resource_name: str, quantity: Decimal | str) -> str:
+    """An amount as the kubelet reads it: cpu in millicores ("250m"), anything else as a whole number.
+
+    Upstream: staging/src/k8s.io/apimachinery/pkg/api/resource/quantity.go Quantity.MilliValue, Quantity.Value
+    """
+    if resource_name == "cpu":
+        return f"{api.milli_value(quantity)}m"
+    return str(api.value(quantity))
 # --8<-- [end:qos_reason]
 
 
@@ -107,7 +119,7 @@ def explain(pods: list[V1Pod], node: Optional[V1Node], *, cgroup_version: int = 
     }
     for original, pod in zip(pods, defaulted):
         label = f"{pod.metadata.namespace or 'default'}/{pod.metadata.name}"
-        own = [c for c in tree if c.pod == label]
+        own = {(c.kind, c.container): c for c in tree if c.pod == label}
         report["pods"].append({
             "name": pod.metadata.name,
             "namespace": pod.metadata.namespace or "default",
@@ -115,16 +127,34 @@ def explain(pods: list[V1Pod], node: Optional[V1Node], *, cgroup_version: int = 
             "qos_class": qos.get_pod_qos(pod),
             "qos_reason": qos_reason(pod),
             "defaulted_requests": _requests(original) != _requests(pod),
-            "containers": [{"name": c.container, "kind": c.kind, "oom_score_adj": int(c.files[OOM_SCORE_ADJ_FILE]),
-                            "cgroup": c.path} for c in own if c.container],
-            "cgroup": next((c.path for c in own if c.kind == "pod"), ""),
+            "overhead": _amounts(pod.spec.overhead),
+            "containers": [_container_json(kind, container, written, own[(kind, container.name)])
+                           for (kind, container), (_, written) in zip(_containers(pod), _containers(original))],
+            "cgroup": next((c.path for c in own.values() if c.kind == "pod"), ""),
         })
     return report
 
 
+def _containers(pod: V1Pod) -> list:
+    return [("init container", c) for c in pod.spec.init_containers or []] + \
+           [("container", c) for c in pod.spec.containers or []]
+
+
 def _requests(pod: V1Pod) -> list:
-    containers = (pod.spec.init_containers or []) + (pod.spec.containers or [])
-    return [dict((c.resources.requests or {}) if c.resources else {}) for c in containers]
+    return [dict((c.resources.requests if c.resources else None) or {}) for _, c in _containers(pod)]
+
+
+def _amounts(resources: Optional[dict]) -> dict:
+    return {name: amount(name, text) for name, text in sorted((resources or {}).items())}
+
+
+def _container_json(kind: str, container, written, cgroup: Cgroup) -> dict:
+    requests = (container.resources.requests if container.resources else None) or {}
+    before = (written.resources.requests if written.resources else None) or {}
+    return {"name": container.name, "kind": kind, "requests": _amounts(requests),
+            "limits": _amounts(container.resources.limits if container.resources else None),
+            "copied_requests": sorted(set(requests) - set(before)),
+            "oom_score_adj": int(cgroup.files[OOM_SCORE_ADJ_FILE]), "cgroup": cgroup.path}
 
 
 def _cgroup_json(cgroup: Cgroup) -> dict:
@@ -146,48 +176,89 @@ def render_json(report: dict) -> str:
 
 
 _STYLES = {"bold": "1", "dim": "2", "qos": "1;36", "path": "1;34", "value": "33"}
+_WIDTH = 80  # notes and the legend wrap to fit a terminal or a page; the JSON has the full provenance
+_SET_DEFAULTS = "pkg/apis/core/v1/defaults.go SetDefaults_Pod"
+_OOM_SOURCE = "pkg/kubelet/qos/policy.go GetContainerOOMScoreAdjust"
 
 
 # --8<-- [start:render_text]
 def render_text(report: dict, *, color: bool = False) -> str:
-    """The report for a terminal: node, each pod's QoS class and OOM scores, then the cgroup tree, aligned.
+    """The report for a terminal: node; each pod's class, resources and OOM scores; the cgroup tree; sources.
 
+    Under each file, the upstream functions that computed it, by name; the legend at the end
+    gives each function's file.
     Upstream: none (a course tool)
     """
     def paint(text: str, style: str) -> str:
         return f"\033[{_STYLES[style]}m{text}\033[0m" if color else text
 
+    def wrap(text: str, indent: str) -> list[str]:
+        return textwrap.wrap(text, _WIDTH, initial_indent=indent, subsequent_indent=indent + "  ",
+                             break_on_hyphens=False, break_long_words=False)
+
+    sources = {_QOS_SOURCE.rsplit(" ", 1)[1]: _QOS_SOURCE.rsplit(" ", 1)[0]}
     node = report["node"]
     lines = [paint(f"Node {node['name']}" if node["name"] else "Node (default)", "bold")
              + f"  memory capacity {node['memory_capacity']} bytes"
              + f"  cgroup v{report['cgroup_version']}, {report['cgroup_driver']} driver"]
     if node["default"]:
-        lines.append(f"  note: {node['note']}")
+        lines += wrap(f"note: {node['note']}", "  ")
     for pod in report["pods"]:
         lines.append("")
         lines.append(paint(f"Pod {pod['namespace']}/{pod['name']}", "bold") + "  QoS class "
                      + paint(pod["qos_class"], "qos"))
-        lines.append(f"  why: {pod['qos_reason']}  ({_QOS_SOURCE})")
+        lines += wrap(f"why (GetPodQOS): {pod['qos_reason']}", "  ")
+        lines += _resource_table(pod)
         if pod["defaulted_requests"]:
-            lines.append("  note: missing requests were copied from limits, as the API server does"
-                         " (pkg/apis/core/v1/defaults.go SetDefaults_Pod)")
-        lines.append(f"  cgroup: {pod['cgroup']}")
+            lines.append("  * copied from the limit, as the API server does (SetDefaults_Pod)")
+            sources["SetDefaults_Pod"] = _SET_DEFAULTS.rsplit(" ", 1)[0]
         for container in pod["containers"]:
             lines.append(f"  {container['kind']} {container['name']}: oom_score_adj "
-                         + paint(str(container["oom_score_adj"]), "value")
-                         + "  (pkg/kubelet/qos/policy.go GetContainerOOMScoreAdjust)")
+                         + paint(str(container["oom_score_adj"]), "value"))
+        sources["GetContainerOOMScoreAdjust"] = _OOM_SOURCE.rsplit(" ", 1)[0]
+        lines.append(f"  cgroup: {pod['cgroup']}")
     files = [f for cgroup in report["cgroups"] for f in cgroup["files"]]
     name_width = max((len(f["name"]) for f in files), default=0)
     value_width = max((len(f["value"]) for f in files), default=0)
-    lines += ["", paint("Cgroup tree", "bold")]
+    lines += ["", paint("Cgroup tree", "bold") + "  (under each file: the functions that compute it, in order)"]
     for cgroup in report["cgroups"]:
         lines.append(paint(cgroup["path"], "path"))
         if cgroup["note"]:
-            lines.append(paint(f"  # {cgroup['note']}", "dim"))
+            lines += [paint(line, "dim") for line in wrap(f"# {cgroup['note']}", "  ")]
         for f in cgroup["files"]:
-            lines.append(f"  {f['name']:<{name_width}}  " + paint(f"{f['value']:>{value_width}}", "value")
-                         + "  " + paint(f["computed_by"], "dim"))
+            lines.append(f"  {f['name']:<{name_width}}  " + paint(f"{f['value']:>{value_width}}", "value"))
+            functions = []
+            for source in filter(None, f["computed_by"].split("; ")):
+                path, function = source.rsplit(" ", 1)
+                sources.setdefault(function, path)
+                functions.append(function)
+            if functions:
+                lines += [paint(line, "dim") for line in textwrap.wrap(
+                    "by " + ", ".join(functions), _WIDTH, initial_indent="      ", subsequent_indent="         ")]
+    lines += ["", paint("Where each function is (Kubernetes v1.27, or runc where it says so)", "bold")]
+    by_file: dict[str, list[str]] = {}
+    for function, path in sources.items():
+        by_file.setdefault(path, []).append(function)
+    for path, functions in by_file.items():
+        lines.append(f"  {path}")
+        lines += wrap(", ".join(functions), "      ")
     return "\n".join(lines)
+
+
+def _resource_table(pod: dict) -> list[str]:
+    """Each container's requests and limits, in millicores and bytes, as `mini-kubelet show` prints them."""
+    pad = " " if any(c["copied_requests"] for c in pod["containers"]) else ""  # room for the "*"
+    rows = [("container", "resource", "request" + pad, "limit")]
+    for container in pod["containers"]:
+        label = container["name"] + (" (init)" if container["kind"] == "init container" else "")
+        names = sorted(set(container["requests"]) | set(container["limits"])) or ["-"]
+        for name in names:
+            request = container["requests"].get(name, "-") + ("*" if name in container["copied_requests"] else pad)
+            rows.append((label, name, request, container["limits"].get(name, "-")))
+            label = ""
+    rows += [("(overhead)", name, value + pad, "-") for name, value in pod["overhead"].items()]
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    return [f"  {a:<{widths[0]}}  {b:<{widths[1]}}  {c:>{widths[2]}}  {d:>{widths[3]}}".rstrip() for a, b, c, d in rows]
 # --8<-- [end:render_text]
 
 

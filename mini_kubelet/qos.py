@@ -28,12 +28,14 @@ BESTEFFORT_OOM_SCORE_ADJ = 1000
 # --8<-- [end:oom_score_adj]
 
 
-def _positive_qos_amounts(raw: dict | None) -> dict[str, Decimal]:
-    amounts = {name: api.parse_quantity(text) for name, text in (raw or {}).items()}
-    return {name: amount for name, amount in amounts.items() if name in SUPPORTED_QOS_COMPUTE_RESOURCES and amount > 0}
-
-
 # --8<-- [start:get_pod_qos]
+def _positive_qos_amounts(raw: dict | None) -> dict[str, Decimal]:
+    # Only cpu and memory count (SUPPORTED_QOS_COMPUTE_RESOURCES), and only amounts above zero.
+    amounts = {name: api.parse_quantity(text) for name, text in (raw or {}).items()}
+    return {name: amount for name, amount in amounts.items()
+            if name in SUPPORTED_QOS_COMPUTE_RESOURCES and amount > 0}
+
+
 def get_pod_qos(pod: V1Pod) -> str:
     """The pod's QoS class, from the cpu and memory requests and limits of all its containers.
 

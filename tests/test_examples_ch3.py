@@ -306,20 +306,23 @@ def test_oom_score_uses_machine_capacity_not_allocatable():
 
 def test_example_node_allocatable_is_explained():
     # examples/nodes/node.yaml reports what a kubelet with kube-reserved cpu=70m,memory=1865216Ki,
-    # no system-reserved and the default hard threshold memory.available<100Mi computes
-    # (pkg/kubelet/nodestatus/setters.go MachineInfo):
-    #   cpu    2000m - 70m = 1930m
-    #   memory 8148084Ki - 1865216Ki - 100Mi (102400Ki) = 6180468Ki = 6328799232
+    # no system-reserved and the default evictionHard (memory.available<100Mi, nodefs.available<10%)
+    # computes (pkg/kubelet/nodestatus/setters.go MachineInfo):
+    #   cpu     2000m - 70m = 1930m
+    #   memory  8148084Ki - 1865216Ki - 100Mi (102400Ki) = 6180468Ki = 6328799232
+    #   ephemeral-storage 101445540Ki = 103880232960; 10% as float32 0.100000001490116...
+    #           -> 10388023450 (truncated); 103880232960 - 10388023450 = 93492209510
     # while the kubepods cgroup (GetNodeAllocatableAbsolute) leaves the threshold out:
     #   memory 8148084Ki - 1865216Ki = 6282868Ki = 6433656832, 100Mi more; cpu shares 1930*1024//1000 = 1976
     from mini_kubelet.cm.node_allocatable import get_node_allocatable_absolute, node_allocatable
 
     (node,) = api.load_manifests(EXAMPLES / "nodes" / "node.yaml")
-    capacity = {name: node.status.capacity[name] for name in ("cpu", "memory", "hugepages-2Mi", "hugepages-1Gi")}
+    capacity = dict(node.status.capacity)
     kube_reserved = {"cpu": "70m", "memory": "1865216Ki"}
-    status = node_allocatable(capacity, {}, kube_reserved, {"memory.available": "100Mi"})
+    status = node_allocatable(capacity, {}, kube_reserved, {"memory.available": "100Mi", "nodefs.available": "10%"})
     assert {name: api.milli_value(amount) for name, amount in status.items()} == \
-        {name: api.milli_value(node.status.allocatable[name]) for name in capacity}
+        {name: api.milli_value(amount) for name, amount in node.status.allocatable.items()}
+    assert api.value(status["ephemeral-storage"]) == 93_492_209_510
     kubepods = get_node_allocatable_absolute(capacity, {}, kube_reserved)
     assert api.value(kubepods["memory"]) == 6_433_656_832 == MEMORY_ALLOCATABLE + 100 * Mi
     assert helpers.milli_cpu_to_shares(api.milli_value(kubepods["cpu"])) == 1976

@@ -40,21 +40,80 @@ def test_text_shows_class_reason_files_and_oom_scores(capsys):
     lines = out.splitlines()
     assert pod_path in lines
     # 300m of requests -> 307 shares -> weight 1 + (305*9999)//262142 = 12; limits 512Mi + 128Mi.
+    # Under each file, the functions that computed it.
     pod_lines = lines[lines.index(pod_path):]
-    assert any(line.split()[:2] == ["cpu.weight", "12"] and "MilliCPUToShares" in line for line in pod_lines)
-    assert any(line.split()[:2] == ["memory.max", "671088640"] for line in pod_lines)
+    weight = next(i for i, line in enumerate(pod_lines) if line.split()[:1] == ["cpu.weight"])
+    assert pod_lines[weight].split() == ["cpu.weight", "12"]
+    assert pod_lines[weight + 1].split() == ["by", "ResourceConfigForPod,", "MilliCPUToShares,", "getCPUWeight"]
+    assert any(line.split() == ["memory.max", "671088640"] for line in pod_lines)
     assert "container app: oom_score_adj 968" in out
     assert "container log-shipper: oom_score_adj 992" in out
     assert "GetContainerOOMScoreAdjust" in out
+
+
+def test_text_shows_each_containers_requests_and_limits_in_millicores_and_bytes(capsys):
+    assert main(["explain", BURSTABLE, "--node", NODE]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()]
+    # burstable.yaml: app 250m/256Mi | 1/512Mi; log-shipper 50m/64Mi | -/128Mi.
+    assert ["app", "cpu", "250m", "1000m"] in rows
+    assert ["memory", "268435456", "536870912"] in rows
+    assert ["log-shipper", "cpu", "50m", "-"] in rows
+    assert ["memory", "67108864", "134217728"] in rows
+
+
+def test_text_qos_reason_in_millicores_summed_with_init_containers(capsys):
+    # GetPodQOS adds init containers to the sums: 500m + 200m + 100m = 800m requested,
+    # 1 + 500m + 200m = 1700m limited (the pod cgroup uses the init maximum instead).
+    assert main(["explain", str(EXAMPLES / "pods" / "init-containers.yaml"), "--node", NODE]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "the pod's cpu requests (800m) differ from its limits (1700m)" in out
+    assert "migrate (init) cpu 500m 1000m" in out
+
+
+def test_text_marks_requests_copied_from_limits(tmp_path, capsys):
+    path = tmp_path / "pod.yaml"
+    path.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec: {containers: [{name: c, image: i, "
+                    "resources: {limits: {cpu: 500m, memory: 1Gi}, requests: {memory: 1Gi}}}]}\n")
+    assert main(["explain", str(path)]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()]
+    assert ["c", "cpu", "500m*", "500m"] in rows  # copied by SetDefaults_Pod
+    assert ["memory", "1073741824", "1073741824"] in rows  # written: no mark
+    assert ["*", "copied", "from", "the", "limit,", "as", "the", "API", "server", "does", "(SetDefaults_Pod)"] in rows
+
+
+@pytest.mark.parametrize("example", sorted(p.name for p in (EXAMPLES / "pods").glob("*.yaml")
+                                           if not p.name.startswith("admission-")))
+def test_text_fits_80_columns_and_names_every_source(capsys, example):
+    args = [str(EXAMPLES / "pods" / example), "--node", NODE, "--kube-reserved", "cpu=70m,memory=1865216Ki"]
+    assert main(["explain", *args]) == 0
+    out = capsys.readouterr().out
+    # Only a cgroup path may be longer: it cannot be broken.
+    assert [line for line in out.splitlines() if len(line) > 80 and not line.startswith("/")] == []
+    # The legend gives each function's file; together they are exactly the JSON's computed_by.
+    legend = out.split("Where each function is")[1].splitlines()[1:]
+    where, path = {}, None
+    for line in legend:
+        if line.startswith("      "):
+            where.update({function.strip(): path for function in line.split(",")})
+        else:
+            path = line.strip()
+    report = run_json(capsys, *args)
+    sources = {source for c in report["cgroups"] for f in c["files"] for source in f["computed_by"].split("; ")}
+    assert sources <= {f"{path} {function}" for function, path in where.items()}
+    named, in_by_line = set(), False
+    for line in out.splitlines():  # "      by A, B," and its continuation lines, indented 9
+        in_by_line = line.startswith("      by ") or (in_by_line and line.startswith(" " * 9) and line[9] != " ")
+        if in_by_line:
+            named |= {word.rstrip(",") for word in line.split() if word != "by"}
+    assert named == {source.rsplit(" ", 1)[1] for source in sources}
 
 
 def test_values_are_aligned_in_one_column(capsys):
     assert main(["explain", GUARANTEED]) == 0
     file_lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  cpu.") or
                   line.startswith("  memory.") or line.startswith("  hugetlb.")]
-    # Values are right-aligned, so the computed_by column starts at the same place on every line.
-    starts = {min(i for i in (line.find(" pkg/"), line.find(" runc ")) if i >= 0) for line in file_lines}
-    assert len(file_lines) > 5 and len(starts) == 1
+    # Values are right-aligned, so they all end in the same column.
+    assert len(file_lines) > 5 and len({len(line) for line in file_lines}) == 1
 
 
 def test_json_numbers_guaranteed_on_cgroup_v1(capsys):
@@ -63,6 +122,10 @@ def test_json_numbers_guaranteed_on_cgroup_v1(capsys):
     [pod] = report["pods"]
     assert (pod["qos_class"], pod["cgroup"]) == ("Guaranteed", "/kubepods/poda26d5dfe-ae9d-4802-a7f7-af048b5acdbd")
     assert {c["oom_score_adj"] for c in pod["containers"]} == {-997}
+    # The inputs, as the kubelet reads them: cpu in millicores, memory in bytes (api: 500m, 256Mi).
+    api = pod["containers"][0]
+    assert (api["name"], api["requests"], api["limits"], api["copied_requests"]) == (
+        "api", {"cpu": "500m", "memory": "268435456"}, {"cpu": "500m", "memory": "268435456"}, [])
     files, _ = files_of(report, "pod")
     # 600m -> 614 shares, 60ms of every 100ms, 320Mi.
     assert files["cpu.shares"] == "614"

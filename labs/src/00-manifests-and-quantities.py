@@ -119,8 +119,8 @@ check("Exercise 2: memory in bytes", memory_bytes, [
 #
 # When a Pod is created, the API server fills in defaults (`SetDefaults_Pod` in
 # `pkg/apis/core/v1/defaults.go`). One of them matters for everything that follows: for each
-# container, **every resource that has a limit but no request gets a request equal to its
-# limit**. A request that was written stays as it is. A container with a memory limit of
+# container (and each init container), **every resource that has a limit but no request gets a
+# request equal to its limit**. A request that was written stays as it is. A container with a memory limit of
 # `128Mi` and no request is therefore scheduled, admitted and classified as if it had asked for
 # `128Mi`.
 #
@@ -205,8 +205,9 @@ check("Exercise 4: a Pod's requests", pod_requests, [
 #
 # A Node reports two sets of figures. `status.capacity` is what the machine has;
 # `status.allocatable` is what the kubelet offers to Pods once it has set aside `kube-reserved`,
-# `system-reserved` and, for memory, the hard eviction threshold. The difference is what the
-# node keeps for itself (chapter 3 computes it from the kubelet's flags).
+# `system-reserved` and the hard eviction thresholds (`memory.available` for memory,
+# `nodefs.available` for ephemeral storage). The difference is what the node keeps for itself
+# (chapter 3 computes it from the kubelet's flags).
 #
 # Write `node_reserved(node)` that returns capacity minus allocatable for `cpu` (millicores) and
 # `memory` (bytes), read from a client `V1Node`.

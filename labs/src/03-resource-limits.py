@@ -1,7 +1,7 @@
 # %% [markdown]
-# # Lab 03: resource limits — QoS classes, cgroup settings and OOM scores
+# # Lab 03: resource limits
 #
-# A Pod's `requests` and `limits` are only words in a manifest until the kubelet turns them into
+# QoS classes, cgroup settings and OOM scores. A Pod's `requests` and `limits` are only words in a manifest until the kubelet turns them into
 # numbers the Linux kernel enforces: a **QoS class**, the **cgroup files** of the Pod (CPU weight,
 # CFS quota, memory limit) and an **OOM score adjustment** for each container. In this lab you
 # write those rules yourself, as Kubernetes v1.27 applies them, and check your answers against
@@ -220,8 +220,9 @@ check("Exercise 2: CPU shares and CFS quota", shares_and_quota, [
 # %% [markdown]
 # ## Exercise 3: the Pod's cgroup on cgroup v2
 #
-# When a Pod starts, the kubelet creates a cgroup for it (`ResourceConfigForPod` in
-# `pkg/kubelet/cm/helpers_linux.go`) under the cgroup of its QoS class. With the defaults
+# When a Pod starts, the kubelet creates a cgroup for it under the cgroup of its QoS class
+# (`podContainerManagerImpl.EnsureExists` creates it, with the values that `ResourceConfigForPod`
+# in `pkg/kubelet/cm/helpers_linux.go` computes). With the defaults
 # (`cgroupsPerQOS: true`, the `cgroupfs` driver, `cpuCFSQuota: true`, a 100 ms period), on
 # **cgroup v2**:
 #
@@ -237,17 +238,21 @@ check("Exercise 2: CPU shares and CFS quota", shares_and_quota, [
 #
 # - `cpu.weight` — always written. Shares are `cpu_shares(total cpu request)` (exercise 2), except
 #   for a BestEffort Pod, which always gets 2. cgroup v2 has weights, not shares; the conversion
-#   (runc's, for the kubelet's own cgroups) is `weight = 1 + (shares - 2) * 9999 // 262142`, and
-#   10000 for shares of 262144 or more.
+#   (the kubelet's `getCPUWeight`; runc 1.1 uses the same formula for containers) is
+#   `weight = 1 + (shares - 2) * 9999 // 262142`, and 10000 for shares of 262144 or more.
 # - `cpu.max` — `"<quota> <period>"`, e.g. `"20000 100000"`, with `quota = cpu_quota(total cpu
 #   limit)` and period 100000. Written for a Guaranteed Pod; for a Burstable Pod only if
 #   **every** container, app and init, has a non-zero cpu limit (one unlimited container leaves
 #   the whole Pod unlimited); never for BestEffort.
 # - `memory.max` — the total memory limit in bytes, under the same rule with memory limits.
 #
-# Write `pod_cgroup_files(pod)` returning a dict with the key `"path"` and the key of each file
-# written, nothing else: `{"path": "/kubepods/burstable/pod<uid>", "cpu.weight": "4"}` for a
-# Burstable Pod without limits. Use `pod_qos`, `cpu_shares` and `cpu_quota` from the exercises
+# The kubelet also writes `hugetlb.<size>.max` files (0 for every huge page size the Pod does not
+# request), as the chapter shows; leave those out here, and `pids.max` too.
+#
+# Write `pod_cgroup_files(pod)` returning a dict with the key `"path"`, and `cpu.weight`,
+# `cpu.max` and `memory.max` when they are written; nothing else:
+# `{"path": "/kubepods/burstable/pod<uid>", "cpu.weight": "4"}` for a Burstable Pod without
+# limits. Use `pod_qos`, `cpu_shares` and `cpu_quota` from the exercises
 # above, and `api.milli_value` / `api.value` to read a total in millicores / bytes (rounded up).
 
 # %%
@@ -543,7 +548,7 @@ check("Exercise 6: allocatable memory", allocatable_memory, [
     case("100Gi", "0", "0", "10%", expected=96636764000,
          note="GetThresholdQuantity: 10% of 100Gi is 10737418400 (float32)"),
     case("11Gi", "10Gi", "10Gi", "2Gi", expected=0,
-         note="TestNodeAllocatableInputValidation: over-reserved, floored at 0"),
+         note="MachineInfo floors at 0 (a real kubelet refuses this config: TestNodeAllocatableInputValidation)"),
 ])
 
 # %% [markdown]

@@ -37,12 +37,13 @@ from .cgroups import (
     to_cgroupfs,
     to_systemd,
 )
+# The function node_allocatable is not re-exported: it would hide the module of the same name
+# (mini_kubelet.cm.node_allocatable). Import it from the module.
 from .node_allocatable import (
     get_cgroup_config,
     get_node_allocatable_absolute,
     get_node_allocatable_reservation,
     hard_eviction_reservation,
-    node_allocatable,
     node_allocatable_cgroup_config,
     parse_percentage,
     validate_node_allocatable,

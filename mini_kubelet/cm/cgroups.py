@@ -209,7 +209,7 @@ def huge_page_unit_size_from_byte_size(size: int) -> str:
         size //= 1024
         index += 1
     if size > 1024 and index < len(units) - 1:
-        raise ValueError(f"size: {size}{units[index]} must be guaranteed to divisible into the largest units")
+        raise ValueError(f"hugepage size {size}{units[index]}: over 1024 units, and not a whole number of the next unit")
     return f"{size}{units[index]}"
 # --8<-- [end:huge_page_unit_size_from_byte_size]
 
