@@ -154,7 +154,7 @@ def _from_manifest(doc: Any, source: str, prefix: str) -> Manifest:
     builders = {"Pod": pod_from_manifest, "Node": node_from_manifest}
     try:
         if not isinstance(doc, dict):
-            raise ManifestError(source, "", f"expected a Pod or Node manifest (a mapping), got {_type_name(doc)}")
+            raise ManifestError(source, "", f"expected a Pod or Node manifest (a mapping), got {type_name(doc)}")
         if doc.get("kind") not in builders:
             got = json.dumps(doc["kind"]) if "kind" in doc else "no kind"
             raise ManifestError(source, "kind", f"expected Pod or Node, got {got}")
@@ -168,7 +168,7 @@ def _from_manifest(doc: Any, source: str, prefix: str) -> Manifest:
 
 def _expect_kind(doc: Any, kind: str, source: str) -> None:
     if not isinstance(doc, dict):
-        raise ManifestError(source, "", f"expected a {kind} manifest (a mapping), got {_type_name(doc)}")
+        raise ManifestError(source, "", f"expected a {kind} manifest (a mapping), got {type_name(doc)}")
     if doc.get("kind") != kind:
         got = json.dumps(doc.get("kind")) if "kind" in doc else "no kind"
         raise ManifestError(source, "kind", f"expected {kind}, got {got}")
@@ -213,7 +213,7 @@ def _check_resource_list(raw: Any, source: str, path: str) -> dict[str, Decimal]
 
 def _mapping(raw: Any, source: str, path: str) -> dict:
     if not isinstance(raw, dict):
-        raise ManifestError(source, path, f"expected a mapping, got {_type_name(raw)}")
+        raise ManifestError(source, path, f"expected a mapping, got {type_name(raw)}")
     return raw
 
 
@@ -221,11 +221,12 @@ def _sequence(raw: Any, source: str, path: str) -> list:
     if raw is None:
         return []
     if not isinstance(raw, list):
-        raise ManifestError(source, path, f"expected a list, got {_type_name(raw)}")
+        raise ManifestError(source, path, f"expected a list, got {type_name(raw)}")
     return raw
 
 
-def _type_name(raw: Any) -> str:
+def type_name(raw: Any) -> str:
+    """How an error message names a YAML value's type: "a mapping", "a list", "a string", ..."""
     names = {dict: "a mapping", list: "a list", str: "a string", type(None): "nothing", bool: "a boolean"}
     return names.get(type(raw), "a number" if isinstance(raw, (int, float)) else type(raw).__name__)
 
