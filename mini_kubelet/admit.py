@@ -133,50 +133,123 @@ def _describe(outcome: kubelet.AdmissionOutcome, node: V1Node) -> dict:
     return entry
 
 
-# --8<-- [start:render_text]
-def render_text(report: dict) -> str:
-    """The report for a terminal: the node, then for each pod the verdict, status, event, checks and fit table.
+WIDTH = 80  # a terminal, and a code block on the course site
 
+
+def _wrap(first: str, text: str, *, hang: int = 2, width: int = WIDTH) -> list[str]:
+    """`first` + text in lines of at most width, continuation lines hanging `hang` columns under the text.
+
+    Breaks after a comma where it can, else at a space; a word longer than a line is left whole.
+    Joining the lines with single spaces gives the text back (a trailing space included).
+    """
+    indent = " " * (len(first) + hang)
+    lines, line, fresh = [], first, True
+
+    def put(piece: str, whole: bool) -> bool:
+        nonlocal line, fresh
+        candidate = line + ("" if fresh else " ") + piece
+        if len(candidate) <= width or (fresh and not whole):
+            line, fresh = candidate, False
+            return True
+        if not fresh and (not whole or len(indent) + len(piece) <= width):
+            lines.append(line)
+            line, fresh = indent + piece, False
+            return True
+        return False
+
+    chunks = text.split(", ")
+    for piece in [c + "," for c in chunks[:-1]] + chunks[-1:]:
+        if not put(piece, whole=True):
+            for word in piece.split(" "):
+                put(word, whole=False)
+    return lines + [line]
+
+
+def _rows(rows: list[tuple[str, str]]) -> list[str]:
+    """Label/text rows with the texts aligned, long texts wrapped."""
+    width = max(len(label) for label, _ in rows)
+    lines = []
+    for label, text in rows:
+        lines += _wrap(f"  {label:<{width}}  ", text)
+    return lines
+
+
+def _verdict(pod: dict) -> list[tuple[str, str]]:
+    status, rows = pod["status"], []
+    rows.append(("status", f"phase {status['phase']}" + (f", reason {status['reason']}" if status["reason"] else "")))
+    if status["message"]:
+        rows.append(("", f"message: {status['message']}"))
+    if pod["event"]:
+        event = pod["event"]
+        rows.append(("event", f"{event['type']} {event['reason']}: {event['message']}"))
+    return rows
+
+
+def _failed_checks(pod: dict) -> list[str]:
+    """The failed checks, the reported one first; a resource failure with its fit numbers."""
+    texts = []
+    for c in pod["checks"]:
+        if c["result"] != "failed":
+            continue
+        if c["check"] == "resource fit":
+            texts += [f"resource fit, {f['resource']}: requested {f['requested']}, used {f['used']}, "
+                      f"allocatable {f['allocatable']}" for f in pod["fit"] if not f["fits"]]
+        else:
+            texts.append(f"{c['check']}: {c['detail']}")
+    return texts
+
+
+# --8<-- [start:render_text]
+def render_text(report: dict, *, brief: bool = False) -> str:
+    """The report for an 80-column terminal: the node, then per pod the verdict, status, event, checks, fit table.
+
+    brief: per pod only the verdict, status, event, the failed checks and any preempted Pods.
     Upstream: none (a course tool)
     """
-    node = report["node"]
-    alloc = ", ".join(f"{k} {v}{'m' if k == 'cpu' else ''}" for k, v in node["allocatable"].items())
-    lines = [f"Node {node['name']} ({node['os']}): allocatable {alloc or 'nothing'}"]
-    running = report["running"]
-    given = len(running["counted"]) + len(running["left_out"])
-    lines.append(f"Running Pods: {given} given, {len(running['counted']) - len(running['inactive'])} active on this node")
-    for item in running["left_out"]:
-        lines.append(f"  not on this node {item['pod']}: {item['why']}")
-    for item in running["inactive"]:
-        lines.append(f"  not active {item['pod']}: {item['why']} (filterOutInactivePods)")
+    lines = []
+    if not brief:
+        node = report["node"]
+        alloc = ", ".join(f"{k} {v}{'m' if k == 'cpu' else ''}" for k, v in node["allocatable"].items())
+        lines.append(f"Node {node['name']} ({node['os']})")
+        lines += _wrap("  allocatable: ", alloc or "nothing", hang=-11)
+        running = report["running"]
+        given = len(running["counted"]) + len(running["left_out"])
+        lines.append(f"Running Pods: {given} given, "
+                     f"{len(running['counted']) - len(running['inactive'])} active on this node"
+                     + (" (filterOutInactivePods)" if running["inactive"] else ""))
+        for item in running["left_out"]:
+            lines += _wrap("  not on this node: ", f"{item['pod']} ({item['why']})")
+        for item in running["inactive"]:
+            lines += _wrap("  not active: ", f"{item['pod']} ({item['why']})")
     for pod in report["pods"]:
-        lines.append("")
+        if lines:
+            lines.append("")
         head = f"Pod {pod['namespace']}/{pod['name']}: "
         if pod["skipped"]:
-            lines.append(head + f"admission skipped ({pod['skipped']})")
+            lines += _wrap(head, f"admission skipped ({pod['skipped']})")
             continue
         decided = pod["decided_by"]
-        lines.append(head + ("ADMITTED" if pod["admitted"] else
-                             f"REJECTED by the {decided['handler']} handler ({decided['check']})"))
-        status = pod["status"]
-        rows = [("status", f"phase {status['phase']}" + (f", reason {status['reason']}" if status["reason"] else ""))]
-        if status["message"]:
-            rows.append(("", f"message: {status['message']}"))
-        if pod["event"]:
-            event = pod["event"]
-            rows.append(("event", f"{event['type']} {event['reason']}: {event['message']}"))
-        if decided:
-            rows.append(("decided by", f"{decided['handler']} handler, {decided['upstream']}"))
+        lines += _wrap(head, "ADMITTED" if pod["admitted"] else f"REJECTED by the {decided['handler']} handler",
+                       hang=2 - len(head))
+        rows = _verdict(pod)
+        if brief:
+            rows += [("failed" if i == 0 else "", text) for i, text in enumerate(_failed_checks(pod))]
+        elif decided:
+            rows += [("decided by", decided["check"]), ("upstream", decided["upstream"])]
         for victim in pod["preempted"]:
             rows.append(("preempted", f"{victim['pod']}: phase {victim['status']['phase']}, reason "
                                       f"{victim['status']['reason']} ({victim['status']['message']})"))
-        width = max(len(label) for label, _ in rows)
-        lines += [f"  {label:<{width}}  {text}" for label, text in rows]
+        if brief and pod["ignored_requests"]:
+            rows.append(("ignored", ", ".join(pod["ignored_requests"]) + " (extended, not listed by the node)"))
+        lines += _rows(rows)
+        if brief:
+            continue
         check_width = max(len(c["check"]) for c in pod["checks"])
         lines.append("  predicate checks (all run; the kubelet reports only the first failure):")
         for c in pod["checks"]:
-            lines.append(f"    {c['check']:<{check_width}}  {c['result']}" + (f"  {c['detail']}" if c["detail"] else ""))
-        lines.append(f"  fit against {pod['checked_against']} active Pod(s); fits while requested <= allocatable - used:")
+            lines += _wrap(f"    {c['check']:<{check_width}}  ", c["result"] + (f"  {c['detail']}" if c["detail"] else ""))
+        lines.append(f"  fit against {pod['checked_against']} active Pod(s); "
+                     "fits while requested <= allocatable - used:")
         table = [("resource", "requested", "used", "allocatable", "fits")]
         table += [(f"{f['resource']} ({f['unit']})", str(f["requested"]), str(f["used"]), str(f["allocatable"]),
                    "yes" if f["fits"] else "NO") for f in pod["fit"]]
@@ -185,7 +258,8 @@ def render_text(report: dict) -> str:
             lines.append("    " + "  ".join(cell.ljust(w) if i in (0, 4) else cell.rjust(w)
                                            for i, (cell, w) in enumerate(zip(row, widths))).rstrip())
         if pod["ignored_requests"]:
-            lines.append(f"  ignored (extended resources the node does not list): {', '.join(pod['ignored_requests'])}")
+            lines += _wrap("  ", "ignored (extended resources the node does not list): "
+                           + ", ".join(pod["ignored_requests"]))
     return "\n".join(lines)
 # --8<-- [end:render_text]
 
@@ -197,6 +271,8 @@ def register(commands) -> None:
     parser.add_argument("--node", metavar="NODE.yaml", required=True, help="the Node (kubectl get node NAME -o yaml)")
     parser.add_argument("--running", metavar="PODS.yaml", help="Pods already on the node (kubectl get pods -o yaml)")
     parser.add_argument("--output", choices=("text", "json"), default="text", help="text (default) or json")
+    parser.add_argument("--brief", action="store_true",
+                        help="text: only each Pod's verdict, status, event and failed checks")
     parser.set_defaults(run=run)
 
 
@@ -217,5 +293,5 @@ def run(args: argparse.Namespace) -> int:
         raise api.UsageError(f"{args.node}: kind: expected one Node, found {len(nodes)}")
     running = _only(args.running, V1Pod, "Pods") if args.running else []
     report = admission_report(pods, nodes[0], running)
-    print(json.dumps(report, indent=2) if args.output == "json" else render_text(report))
+    print(json.dumps(report, indent=2) if args.output == "json" else render_text(report, brief=args.brief))
     return 0

@@ -232,7 +232,7 @@ def _by_creation_time(pod: V1Pod):
 def handle_pod_additions(pods: list[V1Pod], node: Optional[V1Node], *, admitted: Iterable[V1Pod] = (),
                          eviction_admit: Optional[EvictionAdmit] = None, termination_requested: Iterable = (),
                          known_terminated: Iterable = (), **options) -> list[AdmissionOutcome]:
-    """Admit or reject new pods one by one, oldest first, each against the active pods including those before it.
+    """Admit or reject one batch of new pods one by one, oldest first, each against the active pods before it.
 
     Upstream: pkg/kubelet/kubelet.go Kubelet.HandlePodAdditions
     Upstream's sort is not stable: pods created in the same second come in an unspecified order (here: as given).

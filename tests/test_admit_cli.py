@@ -115,8 +115,10 @@ def test_text_output_is_aligned_and_names_the_decision(capsys, files):
     assert main(["admit", files("new.yaml", NEW_PODS), "--node", NODE, "--running", files("r.yaml", RUNNING)]) == 0
     out = capsys.readouterr().out
     assert "Pod default/web: ADMITTED" in out
-    assert "Pod jobs/batch: REJECTED by the predicate handler (resource fit: cpu)" in out
-    assert "message: Pod was rejected: Node didn't have enough resource: cpu, requested: 1500, used: 600, capacity: 1930" in out
+    assert "Pod jobs/batch: REJECTED by the predicate handler" in out
+    assert "  decided by  resource fit: cpu\n" in out
+    assert " ".join(out.split()).count(
+        "message: Pod was rejected: Node didn't have enough resource: cpu, requested: 1500, used: 600, capacity: 1930") == 1
     assert "pkg/kubelet/lifecycle/predicate.go predicateAdmitHandler.Admit" in out
     lines = out.splitlines()
     headers = [i for i, line in enumerate(lines) if line.split()[:2] == ["resource", "requested"]]
@@ -127,6 +129,61 @@ def test_text_output_is_aligned_and_names_the_decision(capsys, files):
         end = table[0].index("used") + len("used")
         assert all(row[end - 1] != " " and row[end:end + 2] == "  " for row in table)
     assert any(line.split()[:4] == ["cpu", "(millicores)", "1500", "600"] and line.rstrip().endswith("NO") for line in table)
+
+
+ALL_EXAMPLES = sorted(p.name for p in (EXAMPLES / "pods").glob("admission-*.yaml") if p.name != "admission-running.yaml")
+
+
+@pytest.mark.parametrize("brief", [False, True])
+@pytest.mark.parametrize("name", ALL_EXAMPLES)
+def test_text_fits_80_columns_and_unwraps_to_the_exact_texts(capsys, name, brief):
+    # The site's code blocks show about 84 characters; long messages wrap with a hanging indent.
+    args = [str(EXAMPLES / "pods" / name), "--node", str(EXAMPLES / "nodes" / "small-worker.yaml"),
+            "--running", str(EXAMPLES / "pods" / "admission-running.yaml")]
+    report = run_json(capsys, *args)
+    assert main(["admit", *args] + (["--brief"] if brief else [])) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 80
+    flat = " ".join(out.split())
+    for pod in report["pods"]:
+        assert f"Pod {pod['namespace']}/{pod['name']}: " in flat
+        if pod["event"]:
+            assert f"message: {pod['status']['message']}" in flat
+            assert f"{pod['event']['type']} {pod['event']['reason']}: {pod['event']['message']}" in flat
+    assert ("predicate checks" in out) is not brief and ("Node small-worker" in out) is not brief
+
+
+def test_brief_shows_every_failed_check_the_reported_one_first(capsys):
+    # admission-two-failures.yaml: cpu and the node selector both fail; the kubelet reports cpu.
+    args = [str(EXAMPLES / "pods" / "admission-two-failures.yaml"), "--node", str(EXAMPLES / "nodes" / "small-worker.yaml"),
+            "--running", str(EXAMPLES / "pods" / "admission-running.yaml")]
+    assert main(["admit", *args, "--brief"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    failed = [i for i, line in enumerate(lines) if line.startswith("  failed  ")]
+    assert len(failed) == 1
+    assert lines[failed[0]] == "  failed  resource fit, cpu: requested 1000, used 1700, allocatable 1930"
+    assert lines[failed[0] + 1].strip() == "NodeAffinity: node(s) didn't match Pod's node affinity/selector"
+
+
+def test_brief_does_not_change_the_json(capsys):
+    args = [str(EXAMPLES / "pods" / "admission-critical.yaml"), "--node", str(EXAMPLES / "nodes" / "small-worker.yaml")]
+    assert run_json(capsys, *args, "--brief") == run_json(capsys, *args)
+
+
+@pytest.mark.parametrize("text", [
+    "Pod was rejected: Node didn't have enough resource: cpu, requested: 500, used: 1700, capacity: 1930",
+    "The node had condition: [DiskPressure]. ",
+    "x" * 120,
+    "short",
+])
+def test_wrap_keeps_the_text_and_the_width(text):
+    from mini_kubelet.admit import _wrap
+    first = "  status      "
+    lines = _wrap(first, text)
+    assert lines[0].startswith(first) and all(line.startswith(" " * (len(first) + 2)) for line in lines[1:])
+    assert " ".join([lines[0][len(first):]] + [line[len(first) + 2:] for line in lines[1:]]) == text  # trailing space kept
+    # Only a word longer than a line may overflow it.
+    assert all(len(line) <= 80 or " " not in line[len(first):].strip() for line in lines)
 
 
 def test_taint_and_os_label(capsys, files):

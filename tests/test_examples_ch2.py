@@ -172,6 +172,18 @@ def test_batch_order_is_creation_order_not_file_order():
     assert [(o.pod.metadata.name, o.result.admit) for o in outcomes] == [("thumbnail-a", True), ("thumbnail-b", False)]
 
 
+def test_across_batches_the_first_to_arrive_wins():
+    # HandlePodAdditions sorts each batch only. If the newer Pod arrives in an earlier batch, it is
+    # already admitted when the older one arrives, and the older one is rejected.
+    older, newer = load("pods/admission-too-many-pods.yaml")
+    assert older.metadata.creation_timestamp < newer.metadata.creation_timestamp
+    (first,) = kubelet.handle_pod_additions([newer], node(), admitted=running())
+    assert first.result.admit
+    (second,) = kubelet.handle_pod_additions([older], node(), admitted=running() + [newer])
+    assert (second.pod.metadata.name, second.result.reason, second.result.message) == (
+        "thumbnail-a", "OutOfpods", "Node didn't have enough resource: pods, requested: 1, used: 8, capacity: 8")
+
+
 def test_an_extended_resource_the_node_lists_as_zero_is_checked():
     # removeMissingExtendedResources drops only resources the node does not list at all.
     (pod,) = load("pods/admission-extended-missing.yaml")

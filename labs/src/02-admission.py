@@ -32,6 +32,7 @@ from kubernetes.utils import parse_quantity
 
 from mini_kubelet import api
 from mini_kubelet.labs import case, check, course_path
+from mini_kubelet.scheduler import is_scalar_resource_name
 
 # %% [markdown]
 # ## Pods and nodes for the exercises
@@ -178,15 +179,26 @@ check("Exercise 1: the Pod's effective request", pod_request, [
 # (your `pod_request` on each). Convert allocatable the same way: `cpu` with `api.milli_value`,
 # the rest with `api.value`; `pods` is the number of Pods allowed. A missing entry counts as 0.
 #
+# **Which names count.** `cpu`, `memory` and `ephemeral-storage` always do. Any other name counts
+# only if it is a **scalar resource**: an extended resource with a domain prefix
+# (`example.com/aaa`), a huge page size (`hugepages-2Mi`), a name containing `kubernetes.io/`, or
+# an `attachable-volumes-…` name. The helper `is_scalar_resource_name(name)` (upstream's
+# `IsScalarResourceName`) decides. Every other name in a container's requests (`storage`, a bare
+# `foo`, `pods`) is ignored, in the Pod's request and in *used* alike: upstream's
+# `Resource.SetMaxResource` and `Resource.Add` in `framework/types.go` skip it.
+#
 # In this order, collect every resource that does not fit, as a tuple
 # `(resource, requested, used, capacity)` where capacity is allocatable:
 #
 # 1. **`pods`**, always: fails if `len(running) + 1 > allocatable pods`, as
 #    `("pods", 1, len(running), allowed)`.
-# 2. If the Pod requests nothing (no entry, or all zero), stop here.
+# 2. Stop here if the Pod's `cpu`, `memory` and `ephemeral-storage` requests are all 0 **and** it
+#    names no scalar resource at all. A scalar resource requested as 0 still counts as named, so
+#    it prevents this stop.
 # 3. **`cpu`**, **`memory`**, **`ephemeral-storage`**, in that order: fails if
-#    `requested > allocatable - used` (so equal fits; a resource the Pod does not request is 0).
-# 4. Every **other** resource the Pod requests, in sorted name order, skipping zero requests:
+#    `requested > allocatable - used`. So equal fits; a resource the Pod does not request is 0,
+#    and a request of 0 fails only where *used* exceeds allocatable (an over-committed node).
+# 4. Every scalar resource the Pod requests, in sorted name order, skipping those requested as 0:
 #    the same rule. (Upstream visits them in Go's random map order; sorted makes the answer
 #    repeatable.)
 #
@@ -196,22 +208,27 @@ check("Exercise 1: the Pod's effective request", pod_request, [
 def insufficient_resources(pod, node, running) -> list:
     """Every (resource, requested, used, capacity) that does not fit, in fitsRequest's order."""
     # BEGIN SOLUTION
+    first = ["cpu", "memory", "ephemeral-storage"]
+
+    def counted(request: dict) -> dict:
+        return {name: amount for name, amount in request.items() if name in first or is_scalar_resource_name(name)}
+
     allocatable = {name: api.milli_value(amount) if name == "cpu" else api.value(amount)
                    for name, amount in (node.status.allocatable or {}).items()}
     used = {}
     for other in running:
-        for name, amount in pod_request(other).items():
+        for name, amount in counted(pod_request(other)).items():
             used[name] = used.get(name, 0) + amount
     short = []
     if len(running) + 1 > allocatable.get("pods", 0):
         short.append(("pods", 1, len(running), allocatable.get("pods", 0)))
-    request = {name: amount for name, amount in pod_request(pod).items() if name != "pods"}
-    if not any(request.values()):
+    request = counted(pod_request(pod))
+    scalars = sorted(name for name in request if name not in first)
+    if not any(request.get(name, 0) for name in first) and not scalars:
         return short
-    first = ["cpu", "memory", "ephemeral-storage"]
-    for name in first + sorted(n for n in request if n not in first):
+    for name in first + scalars:
         wanted = request.get(name, 0)
-        if name not in first and wanted == 0:
+        if name in scalars and wanted == 0:
             continue
         if wanted > allocatable.get(name, 0) - used.get(name, 0):
             short.append((name, wanted, used.get(name, 0), allocatable.get(name, 0)))
@@ -253,6 +270,13 @@ check("Exercise 2: does it fit?", insufficient_resources, [
          expected=[("example.com/bbb", 1, 0, 0)], note="TestEnoughRequests: unknown resource"),
     case(pod("hugepages", c({"cpu": "1m", "memory": "1", hp: "10"})), machine, using(0, 0),
          expected=[(hp, 10, 0, 5)], note="TestEnoughRequests: hugepages capacity enforced"),
+    case(pod("kubernetes-io", c({"cpu": "1m", "memory": "1", "kubernetes.io/something": "10"})), machine,
+         using(0, 0), expected=[("kubernetes.io/something", 10, 0, 0)],
+         note="TestEnoughRequests: kubernetes.io resource capacity enforced"),
+    case(pod("not-scalar", c({"storage": "1", "foo": "2"})), machine, using(12, 5), expected=[],
+         note="types.go SetMaxResource: storage and foo are not scalar, so the early stop applies"),
+    case(pod("zero-scalar", c({aaa: "0"})), machine, using(12, 5), expected=[("cpu", 0, 12, 10)],
+         note="fitsRequest: a scalar named with 0 prevents the early stop; 0 > 10 - 12"),
     case(pod("overhead", c({"cpu": "1m", "memory": "1"}), overhead={"cpu": "1m", "memory": "15"}), machine,
          using(5, 5), expected=[("memory", 16, 5, 20)], note="TestEnoughRequests: requests + overhead"),
     case(pod("zero-extended", c({"cpu": "1m", "memory": "1", aaa: "0"})), machine, using(0, 0, {aaa: "6"}),
@@ -285,9 +309,10 @@ check("Exercise 2: does it fit?", insufficient_resources, [
 #   integers, compared strictly).
 # - A requirement that is **invalid** makes its whole term fail: an unknown operator; `In` /
 #   `NotIn` without values; `Exists` / `DoesNotExist` with values; `Gt` / `Lt` without exactly
-#   one integer value; or a value that is not a valid label value (up to 63 characters of letters,
-#   digits, `-`, `_`, `.`, starting and ending with a letter or digit; the helper
-#   `valid_label_value` checks that).
+#   one integer value; a key that is not a valid label key (an optional DNS-subdomain prefix and
+#   `/`, then a name of 1 to 63 letters, digits, `-`, `_`, `.`, starting and ending with a letter
+#   or digit; the helper `valid_label_key` checks that); or a value that is not a valid label
+#   value (empty, or up to 63 characters of the same kind; the helper `valid_label_value`).
 # - `matchFields` requirements compare the field `metadata.name` (any other key: the empty
 #   string) with `In` / `NotIn` and **exactly one** value (else invalid). If the node has no
 #   name, `matchFields` is ignored.
@@ -299,11 +324,20 @@ check("Exercise 2: does it fit?", insufficient_resources, [
 import re
 
 _LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
 
 def valid_label_value(value: str) -> bool:
     """A valid label value: empty, or up to 63 of [A-Za-z0-9-_.], alphanumeric at both ends."""
     return len(value) <= 63 and bool(_LABEL_VALUE.fullmatch(value))
+
+
+def valid_label_key(key: str) -> bool:
+    """A valid label key: [DNS subdomain prefix "/"] name, the name a non-empty valid label value."""
+    prefix, slash, name = key.rpartition("/")
+    if slash and not (0 < len(prefix) <= 253 and _DNS_SUBDOMAIN.fullmatch(prefix)):
+        return False
+    return name != "" and valid_label_value(name)
 
 
 def matches_node_selector_terms(terms: list, labels: dict, name: str) -> bool:
@@ -314,7 +348,7 @@ def matches_node_selector_terms(terms: list, labels: dict, name: str) -> bool:
 
     def expression_ok(e) -> bool | None:  # None: invalid
         key, op, values = e.get("key", ""), e.get("operator"), e.get("values") or []
-        if not all(valid_label_value(v) for v in values):
+        if not valid_label_key(key) or not all(valid_label_value(v) for v in values):
             return None
         if op in ("In", "NotIn"):
             if not values:
@@ -392,6 +426,10 @@ check("Exercise 3: required node-affinity terms", matches_node_selector_terms, [
          {"foo": "3"}, "n", expected=True, note="nodeaffinity: an invalid term fails alone"),
     case([{"matchExpressions": [expr("zone", "Oops", "a")]}], {"zone": "a"}, "n", expected=False,
          note="nodeaffinity: unknown operator"),
+    case([{"matchExpressions": [expr("-zone", "Exists")]}, {"matchExpressions": [expr("zone", "In", "a")]}],
+         {"-zone": "a", "zone": "b"}, "n", expected=False, note="labels.NewRequirement: an invalid key fails its term"),
+    case([{"matchExpressions": [expr("example.com/zone", "In", "a")]}], {"example.com/zone": "a"}, "n",
+         expected=True, note="labels.NewRequirement: a prefixed key is valid"),
     case([{"matchFields": [expr("metadata.name", "In", "node1")]}], {}, "", expected=True,
          note="nodeaffinity: no node name, matchFields ignored"),
     case([{"matchExpressions": [expr("topology.kubernetes.io/zone", "In", "eu-west-1b", "eu-west-1c")]}],
