@@ -35,5 +35,8 @@ lab: $(STAMP)  ## JupyterLab on the lab notebooks in labs/
 labs: $(STAMP)  ## Regenerate the learner notebooks in labs/ from labs/src/
 	$(BIN)/mini-kubelet labs build
 
+bench: $(STAMP)  ## Time the course's tools on its examples (prints figures)
+	$(BIN)/python benchmarks/bench.py
+
 clean:  ## Remove the built site and caches (keeps .venv)
 	rm -rf site .pytest_cache .hypothesis

@@ -9,7 +9,7 @@ from decimal import Decimal
 
 from kubernetes.client import V1Node, V1Pod
 
-from mini_kubelet import admit, api, explain
+from mini_kubelet import admit, api, eviction_cli, explain
 
 USAGE_ERROR = 2
 
@@ -37,6 +37,7 @@ def _parser() -> argparse.ArgumentParser:
 
     admit.register(commands)  # chapter 2
     explain.register(commands)  # chapter 3
+    eviction_cli.register(commands)  # chapter 4
 
     labs = commands.add_parser("labs", help="the lab notebooks")
     labs_commands = labs.add_subparsers(required=True, metavar="ACTION")

@@ -1,0 +1,110 @@
+"""`mini-kubelet eviction rank`'s report: a real node's pods ranked for a signal, as the kubelet would rank them.
+
+Upstream: pkg/kubelet/eviction/helpers.go buildSignalToRankFunc (the rank functions); the keys and the
+reason the first pod goes are sim.rank_rows and sim.decided_by.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from kubernetes.client import V1Pod
+
+from . import qos, sim, stats
+from .eviction import ranking, signals
+from .eviction_report import WIDTH, fit_table, wrap
+
+RANK_SCHEMA_VERSION = "mini-kubelet.eviction-rank/v1"
+_FINISHED = ("Succeeded", "Failed")
+
+
+# --8<-- [start:rank_pods]
+def rank_pods(summary: stats.Summary, pods: list[V1Pod], signal: str, dedicated_image_fs: Optional[bool] = None) -> dict:
+    """Rank the active pods for a signal as the kubelet would, with each pod's keys; JSON-ready.
+
+    Upstream: pkg/kubelet/eviction/helpers.go buildSignalToRankFunc (and the rank function it picks)
+    """
+    if dedicated_image_fs is None:
+        dedicated_image_fs = _has_dedicated_image_fs(summary)
+    node_name = summary.node.node_name
+    active, left_out = [], []
+    for pod in pods:
+        phase = pod.status.phase if pod.status else None
+        where = pod.spec.node_name
+        if phase in _FINISHED:
+            left_out.append({"pod": sim.pod_label(pod), "reason": f"phase {phase}: not an active pod"})
+        elif node_name and where and where != node_name:
+            left_out.append({"pod": sim.pod_label(pod), "reason": f"runs on node {where}, not {node_name}"})
+        else:
+            active.append(pod)
+    _, stats_func = signals.make_signal_observations(summary)
+    ranked = ranking.build_signal_to_rank_func(dedicated_image_fs)[signal](list(active), stats_func)
+    rows = sim.rank_rows(signal, ranked, stats_func, dedicated_image_fs)
+    matched = {pod.metadata.uid for pod in active if stats_func(pod) is not None}
+    unmatched = [f"{p.pod_ref.namespace}/{p.pod_ref.name} (uid {p.pod_ref.uid})" for p in summary.pods
+                 if p.pod_ref.uid not in matched and p.pod_ref.uid not in {q.metadata.uid for q in pods}]
+    first = next((i for i, row in enumerate(rows) if not row.critical), None)
+    return {
+        "version": RANK_SCHEMA_VERSION, "signal": signal, "node": node_name, "dedicated_image_fs": dedicated_image_fs,
+        "pods": [{"rank": i + 1, "pod": row.pod, "uid": pod.metadata.uid or "", "qos_class": qos.get_pod_qos(pod),
+                  "critical": row.critical, "keys": row.keys} for i, (row, pod) in enumerate(zip(rows, ranked))],
+        "first_evicted": None if first is None else rows[first].pod,
+        "decided_by": None if first is None else sim.decided_by(rows, first, signal),
+        "left_out": left_out,
+        "stats_without_pod": unmatched,
+    }
+# --8<-- [end:rank_pods]
+
+
+def _has_dedicated_image_fs(summary: stats.Summary) -> bool:
+    """Guess what cadvisor knows: imagefs is dedicated when it is reported with another capacity than nodefs."""
+    image_fs = summary.node.runtime.image_fs if summary.node.runtime else None
+    node_fs = summary.node.fs
+    if image_fs is None or node_fs is None:
+        return False
+    return (image_fs.capacity_bytes, image_fs.inodes) != (node_fs.capacity_bytes, node_fs.inodes)
+
+
+def render_rank_text(report: dict) -> str:
+    """The ranking as a table, keys in the order the kubelet compares them; lines fit in 80 columns.
+
+    Upstream: none (a course tool)
+    """
+    signal, pid = report["signal"], report["signal"] == "pid.available"
+    lines = wrap(f"Ranking for {signal} on node {report['node'] or '(unnamed)'}"
+                 + ("" if pid or signal.startswith("memory") or signal.startswith("allocatable") else
+                    f" (imagefs {'dedicated' if report['dedicated_image_fs'] else 'shared with nodefs'})"), "", "  ")
+    if pid:
+        lines.append("Keys, in order: priority (lower first), then processes (more first).")
+        header = ["QoS class", "priority", "processes"]
+    else:
+        resource = report["pods"][0]["keys"]["resource"] if report["pods"] else "memory"
+        usage = "working set" if resource == "memory" else f"{resource} used"
+        minus = "inodes - ephemeral-storage request" if resource == "inodes" else f"{usage} - request"
+        lines += wrap(f"Keys, in order: over its request? (yes first), priority (lower first), {minus} (larger first).",
+                      "", "  ")
+        header = ["QoS class", "over request?", "priority", "inodes" if resource == "inodes" else "usage", "request",
+                  "inodes - eph. req." if resource == "inodes" else "usage - request"]
+    rows = [["#", "pod", *header, ""]]
+    for entry in report["pods"]:
+        k = entry["keys"]
+        mark = "critical: never evicted" if entry["critical"] else ("<- evicted first" if entry["pod"] == report["first_evicted"] else "")
+        if not k["has_stats"]:
+            cells = ["no stats (ranks first)"] + [""] * (len(header) - 2)
+        elif pid:
+            cells = [str(k["priority"]), str(k["processes"])]
+        else:
+            show = str if k["resource"] == "inodes" else sim.format_bytes
+            cells = ["yes" if k["exceeds_request"] else "no", str(k["priority"]), show(k["usage"]), show(k["request"]),
+                     str(k["usage_minus_request"]) if k["resource"] == "inodes" else sim.format_signed_bytes(k["usage_minus_request"])]
+        rows.append([f"{entry['rank']}.", entry["pod"], entry["qos_class"], *cells, mark])
+    lines += ["  " + line for line in fit_table(rows, WIDTH - 2)]
+    if report["decided_by"]:
+        lines += wrap(f"Why {report['first_evicted']} first: {report['decided_by']}.", "", "  ")
+    if not report["pods"]:
+        lines.append("No active pod to rank.")
+    lines += wrap("The QoS class is shown for comparison: the kubelet never reads it when ranking.", "", "  ")
+    lines += [line for item in report["left_out"] for line in wrap(f"Left out: {item['pod']}: {item['reason']}", "", "  ")]
+    lines += [line for item in report["stats_without_pod"]
+              for line in wrap(f"Stats for a pod not in the pods file: {item}", "", "  ")]
+    return "\n".join(lines)

@@ -1,0 +1,95 @@
+"""Reading a scenario's fields: each typed value checked, each error one line naming the file and the field.
+
+Upstream: none (a course tool); the map flags are read as pkg/kubelet/eviction/helpers.go
+ParseThresholdConfig and the kubelet's flag parsing read them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, NoReturn
+
+from .. import api
+from ..eviction import thresholds as th
+from .series import PAGE_SIZE, Series, format_duration, parse_duration
+
+COUNT_KEYS = ("inodes", "imagefsInodes", "pids")  # series of counts; every other series is bytes
+
+
+class Reader:
+    """Reads one scenario document, raising api.ManifestError naming the file and the field path.
+
+    Upstream: none (a course tool)
+    """
+
+    def __init__(self, source: str, base: Path):
+        self.source, self.base = source, base
+
+    def fail(self, path: str, problem: str) -> NoReturn:
+        """Stop reading: the field at path is wrong."""
+        raise api.ManifestError(self.source, path, problem)
+
+    def mapping(self, raw: Any, path: str, allowed: tuple[str, ...] = ()) -> dict:
+        """raw as a mapping whose keys are all in allowed (when given)."""
+        if not isinstance(raw, dict):
+            self.fail(path, f"expected a mapping, got {api.type_name(raw)}")
+        for key in raw:
+            if allowed and key not in allowed:
+                self.fail(f"{path}.{key}" if path else str(key), f"unknown field (expected one of: {', '.join(allowed)})")
+        return raw
+
+    def sequence(self, raw: Any, path: str) -> list:
+        """raw as a list (nothing is an empty list)."""
+        if raw is None:
+            return []
+        if not isinstance(raw, list):
+            self.fail(path, f"expected a list, got {api.type_name(raw)}")
+        return raw
+
+    def duration(self, raw: Any, path: str, *, negative: bool = False) -> int:
+        """raw as a Go duration in whole seconds."""
+        try:
+            seconds = parse_duration(raw)
+        except ValueError as err:
+            self.fail(path, str(err))
+        if seconds < 0 and not negative:
+            self.fail(path, f"must not be negative, got {raw}")
+        return seconds
+
+    def amount(self, raw: Any, path: str) -> int:
+        """raw as a Kubernetes quantity, rounded up to a whole number (Quantity.Value)."""
+        value = api.value(api.parse_quantity(raw, source=self.source, path=path))
+        if value < 0:
+            self.fail(path, f'must not be negative, got "{raw}"')
+        return value
+
+    def series(self, raw: Any, path: str) -> Series:
+        """raw as a Series: a constant, {time: value} steps, or {ramp: {time: value}}."""
+        unit = 1 if path.rsplit(".", 1)[-1] in COUNT_KEYS else PAGE_SIZE
+        if not isinstance(raw, dict):
+            return Series([(0, self.amount(raw, path))])
+        ramp = set(raw) == {"ramp"}
+        points_raw = self.mapping(raw["ramp"], f"{path}.ramp") if ramp else raw
+        if not points_raw:
+            self.fail(path, "expected at least one time: value")
+        points: dict[int, int] = {}
+        for key, value in points_raw.items():
+            where = f"{path}.ramp.{key}" if ramp else f"{path}.{key}"
+            when = self.duration(key, where)
+            if when in points:
+                self.fail(where, f"the time {format_duration(when)} is given twice")
+            points[when] = self.amount(value, where)
+        return Series(sorted(points.items()), ramp, unit)
+
+    def flag_map(self, raw: Any, path: str, separator: str) -> dict[str, str]:
+        """A map flag: "a<1,b<2" (separator "<") or "a=1,b=2" (separator "="), or a YAML mapping."""
+        if isinstance(raw, dict):
+            return {str(k): str(v) for k, v in raw.items()}
+        if raw is None:
+            return {}
+        if not isinstance(raw, str):
+            self.fail(path, f"expected a flag string or a mapping, got {api.type_name(raw)}")
+        try:
+            return th.parse_eviction_flag(raw) if separator == "<" else th.parse_map_string_string(raw)
+        except ValueError as err:
+            self.fail(path, str(err))

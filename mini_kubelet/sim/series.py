@@ -1,0 +1,79 @@
+"""Values over time in a scenario: Go durations, and a Series (steps or a ramp) read at any second.
+
+Upstream: none (a course tool); durations are written the way time.ParseDuration reads them, as in
+every duration of a KubeletConfiguration.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+PAGE_SIZE = 4096  # a ramp of bytes moves in pages, so numbers print the way a real node's do (in Ki)
+
+_DURATION = re.compile(r"([0-9]*(?:\.[0-9]*)?)(ns|us|µs|ms|s|m|h)")
+_UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600}
+
+
+# --8<-- [start:parse_duration]
+def parse_duration(text: Any) -> int:
+    """A Go duration ("1m30s", "-2h", "0") in whole seconds; ValueError otherwise.
+
+    Upstream: time.ParseDuration (the format of every duration in a KubeletConfiguration)
+    """
+    string = str(text) if isinstance(text, (str, int)) and not isinstance(text, bool) else None
+    if string is None or not string:
+        raise ValueError(f"invalid duration {text!r}")
+    sign, rest = (-1, string[1:]) if string[0] == "-" else (1, string.lstrip("+"))
+    if rest == "0":
+        return 0
+    total, pos = 0.0, 0
+    while pos < len(rest):
+        match = _DURATION.match(rest, pos)
+        if not match or match.group(1) in ("", "."):
+            raise ValueError(f'invalid duration "{string}" (write it like 90s, 2m or 1h30m)')
+        total += float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+        pos = match.end()
+    if not rest or total != int(total):
+        raise ValueError(f'invalid duration "{string}" (the replay counts whole seconds)')
+    return sign * int(total)
+# --8<-- [end:parse_duration]
+
+
+def format_duration(seconds: int) -> str:
+    """Seconds as a short duration: 0s, 45s, 2m, 2m10s, 1h5m.
+
+    Upstream: none (Go's Duration.String would print 2m10s as "2m10s" and 2m as "2m0s")
+    """
+    sign, seconds = ("-" if seconds < 0 else ""), abs(seconds)
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    parts = [f"{hours}h" if hours else "", f"{minutes}m" if minutes else "", f"{secs}s" if secs else ""]
+    return sign + ("".join(parts) or "0s")
+
+
+# --8<-- [start:Series]
+@dataclass
+class Series:
+    """A value over time: steps (each value holds from its time on, 0 before the first) or a ramp."""
+
+    points: list[tuple[int, int]]
+    ramp: bool = False
+    unit: int = 1  # a ramp moves in whole units: 4096 for bytes (a page or a disk block), 1 for counts
+
+    def at(self, t: int) -> int:
+        """The value at t seconds (a ramp is a straight line between points, flat after the last).
+
+        Upstream: none (a course tool)
+        """
+        value, previous = 0, None
+        for when, amount in self.points:
+            if t < when:
+                if self.ramp and previous is not None:
+                    (t0, v0) = previous
+                    return v0 + (amount - v0) * (t - t0) // (when - t0) // self.unit * self.unit
+                return value
+            value, previous = amount, (when, amount)
+        return value
+# --8<-- [end:Series]

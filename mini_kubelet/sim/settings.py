@@ -1,0 +1,69 @@
+"""A scenario's kubelet settings: the eviction thresholds and timings, and the size of the "pods" cgroup.
+
+Upstream: pkg/kubelet/eviction/helpers.go ParseThresholdConfig reads the same settings; the KubeletConfiguration
+defaults are v1.27's (evictionHard for Linux, evictionPressureTransitionPeriod 5m, enforceNodeAllocatable [pods]).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from .. import api
+from ..cm.node_allocatable import get_node_allocatable_absolute
+from ..eviction import manager as mgr, thresholds as th
+from ..eviction.api import DEFAULT_EVICTION_HARD
+from .reader import Reader
+from .series import format_duration
+
+KUBELET_KEYS = ("evictionHard", "evictionSoft", "evictionSoftGracePeriod", "evictionMinimumReclaim",
+                "evictionPressureTransitionPeriod", "evictionMaxPodGracePeriod", "enforceNodeAllocatable",
+                "systemReserved", "kubeReserved")
+
+
+# --8<-- [start:kubelet_settings]
+def kubelet_settings(r: Reader, raw: Any, capacity: dict[str, int]) -> tuple[mgr.Config, dict, int]:
+    """The eviction manager's Config, the settings as written (defaults filled in) and the "pods" cgroup's memory limit.
+
+    Upstream: pkg/kubelet/eviction/helpers.go ParseThresholdConfig (the thresholds, with the v1.27 defaults
+    for what is omitted); the limit is pkg/kubelet/cm/node_container_manager_linux.go getNodeAllocatableAbsoluteImpl
+    """
+    raw = r.mapping(raw if raw is not None else {}, "node.kubelet", KUBELET_KEYS)
+    p = "node.kubelet"
+    hard = r.flag_map(raw["evictionHard"], f"{p}.evictionHard", "<") if "evictionHard" in raw else dict(DEFAULT_EVICTION_HARD)
+    soft = r.flag_map(raw.get("evictionSoft"), f"{p}.evictionSoft", "<")
+    grace = r.flag_map(raw.get("evictionSoftGracePeriod"), f"{p}.evictionSoftGracePeriod", "=")
+    reclaim = r.flag_map(raw.get("evictionMinimumReclaim"), f"{p}.evictionMinimumReclaim", "=")
+    enforce = raw.get("enforceNodeAllocatable", ["pods"])
+    if isinstance(enforce, str):
+        enforce = [item.strip() for item in enforce.split(",") if item.strip()]
+    enforce = [str(item) for item in r.sequence(enforce, f"{p}.enforceNodeAllocatable")]
+    # Parse each setting alone first, so that an error names the field it comes from.
+    for field_name, args in (("evictionHard", ([], hard, {}, {}, {})), ("evictionSoftGracePeriod", ([], {}, {}, grace, {})),
+                             ("evictionSoft", ([], {}, soft, grace, {})), ("evictionMinimumReclaim", ([], {}, {}, {}, reclaim)),
+                             ("evictionHard", (enforce, hard, soft, grace, reclaim))):
+        try:
+            thresholds = th.parse_threshold_config(*args)
+        except ValueError as err:
+            r.fail(f"{p}.{field_name}", str(err))
+    transition = r.duration(raw.get("evictionPressureTransitionPeriod", "5m"), f"{p}.evictionPressureTransitionPeriod")
+    max_grace = raw.get("evictionMaxPodGracePeriod", 0)
+    if isinstance(max_grace, bool) or not isinstance(max_grace, int) or not -2**31 <= max_grace < 2**31:
+        r.fail(f"{p}.evictionMaxPodGracePeriod", f"expected a whole number of seconds (int32), got {max_grace!r}")
+    reserved = {}
+    for key in ("systemReserved", "kubeReserved"):
+        reserved[key] = r.flag_map(raw.get(key), f"{p}.{key}", "=")
+        for res, text in reserved[key].items():
+            r.amount(text, f"{p}.{key}.{res}")
+    limit = capacity["memory"]
+    if "pods" in enforce:
+        limit = api.value(get_node_allocatable_absolute({"memory": capacity["memory"]}, reserved["systemReserved"],
+                                                        reserved["kubeReserved"])["memory"])
+    config = mgr.Config(max_pod_grace_period_seconds=max_grace, pressure_transition_period=timedelta(seconds=transition),
+                        thresholds=thresholds)
+    kubelet = {"evictionHard": hard, "evictionSoft": soft, "evictionSoftGracePeriod": grace,
+               "evictionMinimumReclaim": reclaim, "evictionPressureTransitionPeriod": format_duration(transition),
+               "evictionMaxPodGracePeriod": max_grace, "enforceNodeAllocatable": enforce, **reserved,
+               "defaulted": [key for key in KUBELET_KEYS if key not in raw]}
+    return config, kubelet, limit
+# --8<-- [end:kubelet_settings]
