@@ -39,15 +39,7 @@ def parse_eviction_flag(text: str) -> dict[str, str]:
 
     Upstream: k8s.io/component-base/cli/flag/langle_separated_map_string_string.go LangleSeparatedMapStringString.Set
     """
-    result: dict[str, str] = {}
-    for item in text.split(","):
-        if not item:
-            continue
-        if "<" not in item:
-            raise ValueError("malformed pair, expect string<string")
-        key, value = item.split("<", 1)
-        result[key.strip()] = value.strip()  # a repeated key: the last one wins
-    return result
+    return _pairs(text, "<")
 # --8<-- [end:parse_eviction_flag]
 
 
@@ -57,16 +49,23 @@ def parse_map_string_string(text: str) -> dict[str, str]:
 
     Upstream: k8s.io/component-base/cli/flag/map_string_string.go MapStringString.Set
     """
+    return _pairs(text, "=")
+# --8<-- [end:parse_map_string_string]
+
+
+# --8<-- [start:pairs]
+def _pairs(text: str, separator: str) -> dict[str, str]:
+    """Comma-separated KEY<separator>VALUE pairs; a repeated key: the last one wins."""
     result: dict[str, str] = {}
     for item in text.split(","):
         if not item:
             continue
-        if "=" not in item:
-            raise ValueError("malformed pair, expect string=string")
-        key, value = item.split("=", 1)
+        if separator not in item:
+            raise ValueError(f"malformed pair, expect string{separator}string")
+        key, value = item.split(separator, 1)
         result[key.strip()] = value.strip()
     return result
-# --8<-- [end:parse_map_string_string]
+# --8<-- [end:pairs]
 
 
 # --8<-- [start:parse_threshold_config]
