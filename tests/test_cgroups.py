@@ -99,7 +99,7 @@ def test_parse_systemd_to_cgroup_name(text, expected):
 
 
 def test_systemd_path_of_a_burstable_pod_expands_every_level():
-    # The example in research 5.1 (and the ToSystemd doc comment upstream).
+    # The example in the ToSystemd doc comment, pkg/kubelet/cm/cgroup_manager_linux.go.
     name = ("kubepods", "burstable", f"pod{UID}")
     assert to_systemd(name) == ("/kubepods.slice/kubepods-burstable.slice/"
                                 "kubepods-burstable-pod6c1a4e95_6bb6_11e6_bc26_28d2444e470d.slice")
@@ -113,7 +113,7 @@ def test_an_empty_component_cannot_become_a_slice():
 
 
 # pkg/kubelet/cm/cgroup_manager_linux_test.go TestCpuSharesToCpuWeight (same numbers from getCPUWeight),
-# plus the getCPUWeight examples of research 5.2.
+# plus further examples computed from getCPUWeight (pkg/kubelet/cm/cgroup_manager_linux.go).
 @pytest.mark.parametrize("shares, weight", [
     (2, 1), (3, 1), (4, 1), (28, 1), (29, 2), (245, 10), (262144, 10000),
     (102, 4), (204, 8), (256, 10), (1024, 39), (2048, 79), (262143, 9999), (300000, 10000),
@@ -186,7 +186,8 @@ def test_get_pod_container_name(containers, qos_class, uid, cgroupfs, systemd):
     assert to_cgroupfs(pod_cgroup_name(p, qos_class, root=())) == cgroupfs.replace("/kubepods", "", 1)
 
 
-# The files runc v1.1 writes for a ResourceConfig (research 5.2): v1 and v2, nothing for None.
+# The files runc v1.1 writes for a ResourceConfig (pkg/kubelet/cm/cgroup_manager_linux.go toResources):
+# v1 and v2, nothing for None.
 GUARANTEED_POD = ResourceConfig(memory=104857600, cpu_shares=102, cpu_quota=10000, cpu_period=100000,
                                 huge_page_limit={2097152: 4194304})
 

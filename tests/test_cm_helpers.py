@@ -104,7 +104,8 @@ def test_resource_config_for_pod_with_enforce_memory_qos(name, pod, enforce, per
     assert config.unified == expected.get(name, {"memory.min": "104857600"})
 
 
-# research §4.5: overhead counts as a request, yet a BestEffort pod still gets only 2 shares;
+# pkg/kubelet/cm/helpers_linux.go ResourceConfigForPod: overhead counts as a request,
+# yet a BestEffort pod still gets only 2 shares;
 # its memory overhead does become memory.min when MemoryQoS is enforced.
 def test_best_effort_with_overhead_gets_min_shares_and_memory_min():
     doc = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
@@ -114,7 +115,7 @@ def test_best_effort_with_overhead_gets_min_shares_and_memory_min():
     assert config.unified == {"memory.min": str(120 * MI)}
 
 
-# research §4.5 step 3: an init container without a cpu limit leaves a Burstable pod without quota.
+# helpers_linux.go ResourceConfigForPod: an init container without a cpu limit leaves a Burstable pod without quota.
 def test_unlimited_init_container_drops_quota_and_memory():
     pod = make_pod([(rl("1", "1Gi"), rl("2", "2Gi"))], [(rl("1", "1Gi"), rl())])
     config = cm.resource_config_for_pod(pod)
@@ -125,20 +126,21 @@ def test_unlimited_init_container_drops_quota_and_memory():
 @pytest.mark.parametrize("milli, period, quota", [
     (0, 0, 0), (5, 100000, 1000), (9, 100000, 1000), (10, 100000, 1000), (200, 100000, 20000),
     (500, 100000, 50000), (1000, 100000, 100000), (1500, 100000, 150000),
-    (200, 5000, 20000),  # research §4.3: gate off forces the period to 100000
+    (200, 5000, 20000),  # helpers_linux.go MilliCPUToQuota: gate off forces the period to 100000
 ])
 def test_milli_cpu_to_quota(milli, period, quota):
     assert cm.milli_cpu_to_quota(milli, period) == quota
 
 
-# research §4.3, gate on: the period argument is used, and the result is at least 1000.
+# pkg/kubelet/cm/helpers_linux.go MilliCPUToQuota, gate on: the period argument is used, the result is at least 1000.
 @pytest.mark.parametrize("milli, period, quota", [(100, 5000, 1000), (200, 5000, 1000), (1, 0, 1000), (0, 5000, 0),
                                                    (3000, 50000, 150000)])
 def test_milli_cpu_to_quota_with_gate(milli, period, quota):
     assert cm.milli_cpu_to_quota(milli, period, cpu_cfs_quota_period_gate=True) == quota
 
 
-# research §4.2 (there is no upstream TestMilliCPUToShares; these are computed from the formula)
+# pkg/kubelet/cm/helpers_linux.go MilliCPUToShares (there is no upstream TestMilliCPUToShares;
+# these are computed from the formula)
 @pytest.mark.parametrize("milli, shares", [
     (0, 2), (1, 2), (2, 2), (3, 3), (64, 65), (100, 102), (200, 204), (250, 256), (500, 512), (1000, 1024),
     (1500, 1536), (256000, 262144), (257000, 262144),
@@ -162,7 +164,7 @@ def test_huge_page_limits(name, resource_list, expected):
     assert cm.resource_config_for_pod(pod, False, 0, False).huge_page_limit == expected
 
 
-# research §4.4: an unparsable page size is not an error upstream; it becomes page size 0.
+# pkg/kubelet/cm/helpers_linux.go HugePageLimits: an unparsable page size is not an error; it becomes page size 0.
 def test_huge_page_limits_unparsable_size_is_page_size_zero():
     assert cm.huge_page_limits({"hugepages-2MB": "2Mi", "hugepages-": Decimal(1)}) == {0: 2 * MI + 1}
 

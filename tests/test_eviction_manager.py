@@ -234,7 +234,7 @@ def test_memory_pressure_verify_pod_status(disruption_conditions):
         "above-requests", "Failed", "Evicted", message)
     expected_condition = {"type": "DisruptionTarget", "status": "True", "reason": "TerminationByKubelet", "message": message}
     assert evicted.condition == (expected_condition if disruption_conditions else None)
-    # The fixture's container stats carry no memory, so no container is named (research section 11, item 8).
+    # The fixture's container stats carry no memory, so helpers.go evictionMessage names no container.
     assert evicted.annotations == {"offending_containers": "", "offending_containers_usage": "", "starved_resource": "memory"}
 
 
@@ -273,11 +273,11 @@ def test_admit_under_node_conditions(conditions, expected, message):
     manager.node_conditions = conditions
     results = [manager.admit(pod) for pod in pods]
     assert [r.admit for r in results] == expected
-    for result in results:  # research section 7: reason "Evicted" and the nodeConditionMessageFmt text
+    for result in results:  # eviction_manager.go Admit: reason "Evicted", helpers.go nodeConditionMessageFmt text
         assert (result.reason, result.message) == (("", "") if result.admit else ("Evicted", message))
 
 
-# Research section 7 (derived from Admit, not an upstream table): the other admission branches.
+# pkg/kubelet/eviction/eviction_manager.go Admit (derived from the source; no upstream test): the other branches.
 @pytest.mark.parametrize("conditions, pod_kwargs, admitted", [
     (["MemoryPressure"], {"tolerations": [{"key": "node.kubernetes.io/memory-pressure", "operator": "Exists",
                                            "effect": "NoSchedule"}]}, True),
@@ -445,7 +445,7 @@ def pid_summary(maxpid, curproc, pod_stats):
     return stats.summary_from_json(doc, "pidSummary")
 
 
-# No PID pressure test exists in the v1.26 copy of eviction_manager_test.go (research section 9.5), so this
+# No PID pressure test exists in the v1.26 copy of eviction_manager_test.go (kubeedge/kubernetes@bc47299), so this
 # scenario is derived from the 1.27 source: rankPIDPressure = priority, then process count; no node-level
 # reclaim for pids; PIDPressure rejects every non-critical pod at admission.
 def test_pid_pressure_derived():
@@ -469,7 +469,7 @@ def test_pid_pressure_derived():
     assert manager.node_conditions == ["PIDPressure"] and not manager.is_under_memory_pressure()
 
 
-# pkg/kubelet/pod_workers.go calculateEffectiveGracePeriod (research section 4.6; derived, no upstream table)
+# pkg/kubelet/pod_workers.go calculateEffectiveGracePeriod (derived from the source; no upstream test)
 @pytest.mark.parametrize("override, own, deletion, expected", [
     (0, None, None, 30),  # hard eviction: override 0 falls back to the pod's value (API default 30 s)
     (0, 60, None, 60),
@@ -507,8 +507,8 @@ def storage_stats(pod, *, volumes=(), ephemeral=None, containers=()):
     return doc
 
 
-# Local-storage limit eviction, pkg/kubelet/eviction/eviction_manager.go localStorageEviction (research
-# section 4.5; derived from the source: the v1.26 test copy has no table for it). No threshold is configured:
+# Local-storage limit eviction, pkg/kubelet/eviction/eviction_manager.go localStorageEviction (derived from
+# the source: the v1.26 test copy has no table for it). No threshold is configured:
 # with localStorageCapacityIsolation on (the kubelet default) the pass still runs.
 @pytest.mark.parametrize("pod, pod_stats, dedicated, expected", [
     (storage_pod("scratch", volumes=[("cache", None, "100Mi")]), dict(volumes=[("cache", "200Mi")]), False,
@@ -542,7 +542,7 @@ def test_local_storage_eviction(pod, pod_stats, dedicated, expected):
 
 
 def test_local_storage_evicts_several_pods_and_skips_threshold_eviction():
-    """Research section 4.5: several pods in one pass, and the threshold path is skipped that pass."""
+    """eviction_manager.go localStorageEviction: several pods in one pass, and the threshold path is skipped."""
     pods = [storage_pod(f"p{i}", volumes=[("cache", None, "1Mi")]) for i in range(3)]
     pod_stats = [storage_stats(p, volumes=[("cache", "2Mi" if i != 1 else "1Mi")]) for i, p in enumerate(pods)]
     doc = {"node": {"memory": {"availableBytes": b("100Mi"), "workingSetBytes": b("3Gi")}}, "pods": pod_stats}
@@ -668,7 +668,7 @@ def is_static_or_mirror(pod):
     return annotations.get("kubernetes.io/config.source", "api") != "api" or "kubernetes.io/config.mirror" in annotations
 
 
-# Invariant (research section 4.3): evictPod refuses critical pods, so a static or mirror pod is never
+# Invariant (eviction_manager.go evictPod): it refuses critical pods, so a static or mirror pod is never
 # evicted, whatever the usage, on the threshold path and on the local-storage path alike.
 @settings(max_examples=60, deadline=None)
 @given(population=pod_population(), availabilities=st.lists(st.integers(0, 3 * 2**30), min_size=1, max_size=5),
@@ -685,7 +685,7 @@ def test_static_and_mirror_pods_are_never_evicted(population, availabilities, lo
             assert (evicted.pod.spec.priority or 0) < SYSTEM_CRITICAL_PRIORITY
 
 
-# Invariant (research section 4.2 step 23): threshold evictions kill at most one pod per pass.
+# Invariant (pkg/kubelet/eviction/eviction_manager.go synchronize): threshold evictions kill at most one pod per pass.
 @settings(max_examples=60, deadline=None)
 @given(population=pod_population(), availabilities=st.lists(st.integers(0, 3 * 2**30), min_size=1, max_size=8),
        advances=st.lists(st.integers(0, 600), min_size=8, max_size=8))

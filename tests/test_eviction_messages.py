@@ -3,7 +3,7 @@
 The messages asserted by eviction_manager_test.go#TestMemoryPressure_VerifyPodStatus and
 #TestDiskPressureNodeFs_VerifyPodStatus (copy kubeedge/kubernetes@bc47299, about v1.26; same code in
 v1.27.7), helpers_test.go#TestEvictonMessageWithResourceResize (the gate is alpha and off in v1.27),
-and the rest from evictionMessage in the v1.27.7 helpers.go (research §6).
+and the rest from evictionMessage in the v1.27.7 pkg/kubelet/eviction/helpers.go.
 """
 
 from __future__ import annotations

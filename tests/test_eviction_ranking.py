@@ -217,7 +217,7 @@ def test_ordered_by_priority_process():
     assert names(pods) == ["p1", "p2", "p3", "p4"]
 
 
-# --- behaviour from the v1.27 source (research §5), beyond the tables ------------------------------------
+# --- behaviour from the v1.27 source (pkg/kubelet/eviction/helpers.go), beyond the tables ----------------
 
 def test_pods_without_stats_rank_first_in_every_stats_comparator():
     with_stats, without = mem_pod("with-stats", LOW), mem_pod("no-stats", HIGH)
@@ -282,7 +282,7 @@ def test_inode_ranking_subtracts_the_ephemeral_storage_request():
     ("fractional bytes kept exact", [{"memory": "100m"}], [], None, Decimal("0.1")),
 ])
 def test_get_resource_request_quantity(name, containers, inits, overhead, expected):
-    """pkg/api/v1/resource/helpers.go GetResourceRequestQuantity, as research §5.2 describes it."""
+    """pkg/api/v1/resource/helpers.go GetResourceRequestQuantity."""
     spec = {"initContainers": [new_container(f"i{i}", r) for i, r in enumerate(inits)]}
     if overhead:
         spec["overhead"] = overhead

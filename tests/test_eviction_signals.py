@@ -68,7 +68,7 @@ def test_observations_from_a_real_summary_file():
 
 
 def test_missing_inputs_leave_signals_out():
-    """research §1.2: a signal is omitted when an input is missing; v1.27 reads imagefs inodes only with imagefs bytes."""
+    """helpers.go makeSignalObservations omits a signal when an input is missing; imagefs inodes need imagefs bytes."""
     summary = statsapi.Summary(node=statsapi.NodeStats(
         memory=statsapi.MemoryStats(available_bytes=GI),  # no workingSetBytes
         fs=statsapi.FsStats(inodes_free=5, inodes=10),  # inodes without bytes: still observed for nodefs

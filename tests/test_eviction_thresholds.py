@@ -83,7 +83,7 @@ def test_parse_threshold_config(name, allocatable, hard, soft, grace, min_reclai
      "invalid eviction grace period specified: -30s, must be a positive value"),
     ("negative-reclaim", {MEM: "150Mi"}, {}, {}, {MEM: "-300Mi"},
      "negative eviction minimum reclaim specified for memory.available"),
-    # research §2.2, from the source rather than the table:
+    # pkg/kubelet/eviction/helpers.go parseThresholdStatement, from the source rather than the table:
     ("zero quantity", {MEM: "0"}, {}, {}, {}, "eviction threshold memory.available must be positive: 0"),
     ("zero with a suffix", {MEM: "0Gi"}, {}, {}, {}, "eviction threshold memory.available must be positive: 0"),
     ("negative printed canonically", {MEM: "-1.5Gi"}, {}, {}, {},
@@ -105,7 +105,7 @@ def test_parse_threshold_config_errors(name, hard, soft, grace, min_reclaim, mes
 
 
 def test_soft_threshold_order_and_defaults():
-    """research §2.1-2.2: the Linux defaults; allocatable copies appended last; grace keys without soft ignored."""
+    """defaults_linux.go, helpers.go ParseThresholdConfig: allocatable copies last; grace keys without soft ignored."""
     result = thresholds.parse_threshold_config(["pods"], api.DEFAULT_EVICTION_HARD, {}, {NODEFS: "1m"}, {})
     assert result == [t(MEM, q("100Mi")), t(NODEFS, p(0.1)), t(NODEFS_INODES, p(0.05)), t(IMAGEFS, p(0.15)),
                       t(ALLOC, q("100Mi"))]
@@ -114,7 +114,7 @@ def test_soft_threshold_order_and_defaults():
 
 
 def test_allocatable_copy_keeps_memory_min_reclaim_not_its_own():
-    """research §2.2 step 5 (derived): min-reclaim for allocatableMemory.available never reaches the copies."""
+    """addAllocatableThresholds (derived): a min-reclaim for allocatableMemory.available never reaches the copies."""
     result = thresholds.parse_threshold_config(["pods"], {MEM: "1Gi"}, {}, {}, {MEM: "500Mi", ALLOC: "2Gi"})
     assert result == [t(MEM, q("1Gi"), min_reclaim=q("500Mi")), t(ALLOC, q("1Gi"), min_reclaim=q("500Mi"))]
     assert thresholds.parse_threshold_config(["system-reserved"], {MEM: "1Gi"}, {}, {}, {}) == [t(MEM, q("1Gi"))]
@@ -143,7 +143,7 @@ def test_add_allocatable_thresholds(name, given_, expected):
 # helpers_test.go#TestParsePercentage (on error upstream returns 0 and the error)
 @pytest.mark.parametrize("text, expected", [
     ("blah", ValueError), ("25.5%", 0.2549999952316284), ("foo%", ValueError), ("12%345", ValueError),
-    # research §2.2's float32 table
+    # helpers.go parsePercentage divides in float32
     ("10%", 0.10000000149011612), ("15%", 0.15000000596046448), ("5%", 0.05000000074505806),
     ("20%", 0.20000000298023224), ("10.5%", 0.10499999672174454),
 ])
@@ -163,7 +163,7 @@ def test_percentages_match_numpy_float32():
         assert thresholds.parse_percentage(text + "%") == expected, text
 
 
-# research §2.3: GetThresholdQuantity widens the float32 to float64 and truncates the product
+# pkg/kubelet/eviction/helpers.go GetThresholdQuantity widens the float32 to float64 and truncates the product
 @pytest.mark.parametrize("value, capacity, expected", [
     (p(0.1), 10 * 2**30, 1073741840),
     (p(0.2), 1000 * 2**20, 209715203),
@@ -246,5 +246,5 @@ def test_quantity_string(text, printed):
     (-157286400, api.BINARY_SI, "-150Mi"),
 ])
 def test_format_quantity(amount, fmt, printed):
-    """research §6: canonical printing of a Quantity made by NewQuantity(value, format)."""
+    """apimachinery resource.Quantity String: canonical printing of a Quantity made by NewQuantity(value, format)."""
     assert api.format_quantity(amount, fmt) == printed

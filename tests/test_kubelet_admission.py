@@ -1,7 +1,8 @@
 """Chapter 2: HandlePodAdditions, canAdmitPod's handler chain, rejectPod and filterOutInactivePods.
 
 The handle* tests are pkg/kubelet/kubelet_test.go, read at sanposhiho/kubernetes@059ce4e8 (the tests check
-the phase in the status manager; the reasons and messages asserted here come from the v1.27 code, research §3).
+the phase in the status manager; the reasons and messages asserted here come from the v1.27 code,
+pkg/kubelet/kubelet.go and pkg/kubelet/lifecycle/predicate.go).
 """
 
 from __future__ import annotations
@@ -238,7 +239,7 @@ def test_an_unknown_unsafe_sysctl_pattern_is_refused():
 
 
 def test_no_phase_check_for_incoming_pods():
-    """v1.27 admits a pod that arrives already Failed like any other (research §1, step 3)."""
+    """v1.27 admits a pod that arrives already Failed like any other (pkg/kubelet/kubelet.go HandlePodAdditions)."""
     [outcome] = kubelet.handle_pod_additions([pod("p", phase="Failed")], make_node({"pods": "10"}))
     assert outcome.result.admit and not outcome.skipped
 

@@ -100,7 +100,8 @@ def test_milli_cpu_to_quota(milli, period, quota):
 
 
 def test_oom_score_uses_the_machine_memory_and_each_containers_own_request():
-    # Research 9: 500Mi of 17179860387 -> 970; the sibling without a memory request -> 999.
+    # pkg/kubelet/qos/policy.go GetContainerOOMScoreAdjust: 500Mi of 17179860387 -> 970;
+    # the sibling without a memory request -> 999.
     p = pod(({"cpu": "250m", "memory": "500Mi"}, {"cpu": "500m", "memory": "750Mi"}), ({"cpu": "10m"}, {}))
     adjs = [generate_linux_container_resources(p, c, 17179860387).oom_score_adj for c in p.spec.containers]
     assert adjs == [970, 999]

@@ -2,7 +2,7 @@
 
 Tables from pkg/kubelet/lifecycle/predicate_test.go, read at sanposhiho/kubernetes@059ce4e8, whose
 predicate.go is byte-identical to v1.27.7's. Preemption cases follow pkg/kubelet/preemption/preemption.go
-as described in research §3.2 (derived from the code, not an upstream table).
+CriticalPodAdmissionHandler.HandleAdmissionFailure (derived from the source; no upstream test).
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def container_pod(requests=None, limits=None):
      {"foo.com/bar": "1"}, {"foo.com/bar": "1"}, {}),
     ("requests for resources unavailable in node should be removed", container_pod({"foo.com/bar": "1"}),
      {"foo.com/baz": "1"}, {}, {}),
-    ("allocatable 0 is kept (research §9)", container_pod({"foo.com/bar": "1"}), {"foo.com/bar": "0"}, {"foo.com/bar": "1"}, {}),
+    ("allocatable 0 is kept (predicate.go removeMissingExtendedResources)", container_pod({"foo.com/bar": "1"}), {"foo.com/bar": "0"}, {"foo.com/bar": "1"}, {}),
 ])
 def test_remove_missing_extended_resources(desc, pod, allocatable, requests, limits):
     got = lifecycle.remove_missing_extended_resources(pod, scheduler.new_node_info(make_node(allocatable), []))
@@ -118,7 +118,7 @@ def test_reject_pod_admission_based_on_os_field(os_name, reject):
     assert lifecycle.reject_pod_admission_based_on_os_field(pod) is reject
 
 
-# research §3 and §10: the reasons and messages the handler returns, word for word
+# pkg/kubelet/lifecycle/predicate.go Admit and kubelet.go rejectPod: the reasons and messages, word for word
 @pytest.mark.parametrize("pod, node, others, reason, message", [
     (make_pod(rl(8)), make_node({"cpu": "10m", "pods": "5"}), [make_pod(rl(5))], "OutOfcpu",
      "Node didn't have enough resource: cpu, requested: 8, used: 5, capacity: 10"),
@@ -162,7 +162,7 @@ def guaranteed(cpu, mem, name):
 
 
 def test_critical_pod_preempts_the_fewest_and_least_important_pods():
-    """research §3.2: BestEffort/Burstable before Guaranteed; the closest pod first."""
+    """preemption.go getPodsToPreempt: BestEffort/Burstable before Guaranteed; the closest pod first."""
     node = make_node({"cpu": "1000m", "memory": "1000", "pods": "10"})
     running = [make_pod(rl(300, 100), name="burstable-300"), make_pod(rl(500, 100), name="burstable-500"),
                guaranteed(200, 100, "guaranteed")]

@@ -103,7 +103,7 @@ def test_node_allocatable_input_validation_ephemeral_storage(kube, threshold, ca
     assert validate_node_allocatable({"ephemeral-storage": capacity}, None, kube, thresholds) == invalid
 
 
-# pkg/kubelet/eviction/helpers.go parsePercentage keeps a float32: research 7 and 13.
+# pkg/kubelet/eviction/helpers.go parsePercentage keeps a float32; cm hardEvictionReservation uses it.
 @pytest.mark.parametrize("capacity, threshold, reserved", [
     ("10Gi", "5%", 536870920),  # not 536870912: float32(0.05) is 0.0500000007...
     ("100Gi", "10%", 10737418400),
@@ -149,7 +149,8 @@ def test_allocatable_never_goes_below_zero():
 
 
 def test_kubepods_files_on_a_4_cpu_node():
-    # Research 7: 4 cores and no reservations give MilliCPUToShares(4000) = 4096 shares (v2: weight 157).
+    # pkg/kubelet/cm/node_container_manager_linux.go getCgroupConfig: 4 cores and no reservations give
+    # MilliCPUToShares(4000) = 4096 shares (v2: weight 157).
     config = node_allocatable_cgroup_config({"cpu": "4", "memory": "16Gi", "pid": "4194304"})
     assert cgroup_files(config, 1, ()) == {"cpu.shares": "4096", "memory.limit_in_bytes": "17179869184",
                                            "pids.max": "4194304"}

@@ -79,7 +79,7 @@ def test_misconceptions_are_stated_head_on(misconception, page):
     assert f'!!! warning "Misconception: {misconception}"' in (CHAPTER / page).read_text()
 
 
-def test_since_notes_give_no_version_the_research_could_not_verify():
+def test_since_notes_give_no_unverified_version():
     # The post-1.27 grace-period changes are cited by pull request, not by a release number.
     for page in PAGES:
         for note in re.findall(r'!!! info "Since 1.27"\n((?:    .*\n|\n)+)', page.read_text()):

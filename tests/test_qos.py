@@ -12,7 +12,7 @@ pytestmark = pytest.mark.ch3
 
 
 def c(req_cpu=None, req_mem=None, lim_cpu=None, lim_mem=None, **extra):
-    """Container resources in the research notation c[req cpu/mem | lim cpu/mem]; None = absent."""
+    """Container resources as c(req cpu, req mem, lim cpu, lim mem); None = absent."""
     requests = {k: v for k, v in (("cpu", req_cpu), ("memory", req_mem)) if v is not None}
     limits = {k: v for k, v in (("cpu", lim_cpu), ("memory", lim_mem)) if v is not None}
     for key, value in extra.items():  # e.g. hugepages_2Mi="1Gi" in both requests and limits
@@ -60,7 +60,7 @@ def test_get_pod_qos(name, containers, inits, expected):
     assert qos.get_pod_qos(make_pod(containers, inits)) == expected
 
 
-# research §2 edge cases (derived from the algorithm, not an upstream table)
+# pkg/apis/core/v1/helper/qos/qos.go GetPodQOS edge cases (derived from the source; no upstream test)
 @pytest.mark.parametrize("name, containers, inits, expected", [
     ("limits only, no defaulting applied", [c(None, None, "1", "1Gi")], [], qos.BURSTABLE),
     ("zero requests, no limits", [c("0", "0")], [], qos.BEST_EFFORT),
@@ -101,7 +101,7 @@ def test_get_container_oom_score_adjust(name, pod_args, memory_capacity, expecte
 
 
 # pkg/kubelet/kuberuntime/kuberuntime_container_linux_test.go TestGenerateLinuxContainerResources
-# (MemoryCapacity 17179860387, gate off), plus research §9's computed examples.
+# (MemoryCapacity 17179860387, gate off), plus examples computed from policy.go GetContainerOOMScoreAdjust.
 @pytest.mark.parametrize("name, container, memory_capacity, expected", [
     ("guaranteed", c("250m", "500Mi", "250m", "500Mi"), 17179860387, -997),
     ("burstable", c("250m", "500Mi", "500m", "750Mi"), 17179860387, 970),

@@ -166,7 +166,7 @@ def test_pod_resource_limits(name, pod, exclude_overhead, expected):
     assert resource.pod_limits(pod, exclude_overhead=exclude_overhead) == decimals(expected)
 
 
-# research: maxResourceList sets a key when it is missing, so an init container's explicit "0"
+# pkg/api/v1/resource/helpers.go maxResourceList sets a key when it is missing, so an init container's explicit "0"
 # creates a zero entry that an app container without that key would not.
 def test_zero_valued_init_key_creates_a_zero_entry():
     pod = make_pod([req("1")], [{"requests": {"cpu": "0", "memory": "0"}}])

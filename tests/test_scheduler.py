@@ -156,7 +156,7 @@ def test_storage_requests(pod, existing, expected):
 
 
 def test_missing_pods_allocatable_rejects_every_pod():
-    """research §4.2: no `pods` in allocatable means AllowedPodNumber 0."""
+    """pkg/scheduler/framework/types.go NewResource: no `pods` in allocatable means AllowedPodNumber 0."""
     [first] = scheduler.fits(make_pod(), scheduler.new_node_info(make_node({"cpu": "1"}), []))
     assert (first.resource_name, first.used, first.capacity) == ("pods", 0, 0)
 
@@ -223,7 +223,7 @@ NODE_AFFINITY = [
     ("two terms: matchFields no, matchExpressions yes",
      affinity({"matchFields": [expr("metadata.name", "In", "node1"), expr("metadata.name", "In", "node2")]},
               {"matchExpressions": [expr("foo", "In", "bar")]}), {"foo": "bar"}, "node2", True),
-    # research §5: a term that does not parse fails alone; other terms can still match; all operators.
+    # component-helpers nodeaffinity: an unparsable term fails alone; other terms can still match; all operators.
     ("unknown operator fails its term only", affinity({"matchExpressions": [expr("foo", "Bogus", "bar")]},
                                                       {"matchExpressions": [expr("foo", "Exists")]}), {"foo": "bar"}, "node1", True),
     ("DoesNotExist", affinity({"matchExpressions": [expr("gpu", "DoesNotExist")]}), {"foo": "bar"}, "node1", True),

@@ -42,9 +42,9 @@ from mini_kubelet.labs import Raises, case, check
 # %% [markdown]
 # ## Pods for the exercises
 #
-# The upstream tests describe a container's resources as `requests | limits`, each as
-# `cpu/memory` with `-` for "not set". The helper `r` below reads that notation, so the cases
-# look like upstream's tables: `r("100m/100Mi", "200m/-")` is a container requesting 100m CPU
+# The upstream tests build a container's requests and limits from pairs of CPU and memory
+# amounts. The helper `r` below takes the same pairs, written `cpu/memory` with `-` for "not
+# set", so the cases read like upstream's tables: `r("100m/100Mi", "200m/-")` is a container requesting 100m CPU
 # and 100Mi memory, limited to 200m CPU with no memory limit. `pod(...)` builds a `V1Pod` from
 # such containers through `api.pod_from_manifest`.
 #
