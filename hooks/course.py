@@ -5,6 +5,8 @@
   `[[pkg/kubelet/kubelet.go:NewMainKubelet|NewMainKubelet]]` sets a shorter link text.
 - `<!-- run: mini-kubelet show examples/pods/web.yaml -->` becomes the command and its real
   output, run at build time (`<!-- run exit=2: ... -->` when the example shows an error).
+- `<!-- plot: examples/scenarios/NAME.yaml -->` becomes the figure `mini-kubelet run --plot` draws
+  for that scenario, written into the site at build time (no image is committed).
 - `{{ upstream_tag }}` becomes the tag itself, for prose that names it.
 - `{{ repo_url }}` becomes the repository address from mkdocs.yml, so a fork's pages follow it,
   and `{{ repo_dir }}` the folder a clone of it makes.
@@ -36,6 +38,7 @@ VALID_REF = re.compile(
     r"(?:\|(?P<label>[^|\]`]+))?"  # optional short link text, for tables and repeated mentions
 )
 RUN_MARKER = re.compile(r"^<!-- run(?: exit=(\d+))?: (.+?) -->$", re.M)
+PLOT_MARKER = re.compile(r"^<!-- plot: (examples/scenarios/[\w.-]+\.yaml) -->$", re.M)
 FENCE = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)
 
 
@@ -83,6 +86,20 @@ def run_example(command: str, expected_exit: int) -> str:
     return f"```text\n{_wrap_command(command)}\n{output}\n```"
 
 
+def plot_scenario(scenario: str, page, site_dir: str) -> str:
+    """Replay a scenario with `mini-kubelet run --plot` into the built site; return the figure's HTML."""
+    name = Path(scenario).stem + ".png"
+    target = Path(site_dir) / "assets" / "plots" / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.unlink(missing_ok=True)  # --plot keeps an existing file it did not write; this one is the build's
+    run_example(f"mini-kubelet run {scenario} --plot {target}", 0)
+    depth = page.file.url.count("/")
+    src = "../" * depth + f"assets/plots/{name}"
+    return (f'<figure class="scenario-plot"><img src="{src}" alt="The replay of {scenario}: signals against '
+            f'their thresholds over time, with evictions marked"><figcaption><code>mini-kubelet run {scenario} '
+            f'--plot {name}</code>, drawn when this site was built</figcaption></figure>')
+
+
 def _wrap_command(command: str, width: int = 80) -> str:
     """The command as a reader would type it, continued with backslashes before options that overflow."""
     lines = ["$"]
@@ -103,6 +120,7 @@ def on_page_markdown(markdown, page, config, files):
 
     def transform(text: str) -> str:
         text = UPSTREAM_REF.sub(lambda m: upstream_link(m.group(1), repo, tag), text)
+        text = PLOT_MARKER.sub(lambda m: plot_scenario(m.group(1), page, config["site_dir"]), text)
         return RUN_MARKER.sub(lambda m: run_example(m.group(2), int(m.group(1) or 0)), text)
 
     return _outside_code(markdown, transform)

@@ -198,3 +198,12 @@ def test_a_lab_that_raises_fails_the_build(tmp_path):
     )
     assert result.returncode != 0
     assert "a broken lab" in result.stderr
+
+
+def test_scenario_plots_are_drawn_at_build_time(page):
+    page.goto(page.base + "/chapter-4/scenarios/")
+    figures = page.locator("figure.scenario-plot img")
+    assert figures.count() >= 3
+    for index in range(figures.count()):
+        figures.nth(index).scroll_into_view_if_needed()
+        assert figures.nth(index).evaluate("img => img.complete && img.naturalWidth > 600")
