@@ -1,7 +1,7 @@
 """A Pod's effective requests and limits: app containers add up, init containers set a floor.
 
-Upstream: pkg/api/v1/resource/helpers.go (PodRequests, PodLimits, GetResourceRequest) and
-pkg/apis/core/v1/defaults.go (SetDefaults_Pod, the requests-from-limits part).
+Upstream: pkg/api/v1/resource/helpers.go (PodRequests, PodLimits, GetResourceRequestQuantity,
+GetResourceRequest) and pkg/apis/core/v1/defaults.go (SetDefaults_Pod, the requests-from-limits part).
 
 The in-place resize feature gate (InPlacePodVerticalScaling) is alpha and off in v1.27, so the path
 that reads requests from `status.containerStatuses[].allocatedResources` is not implemented: requests
@@ -111,6 +111,28 @@ def pod_limits(pod: V1Pod, *, exclude_overhead: bool = False, container_fn: Opti
 # --8<-- [end:pod_limits]
 
 
+# --8<-- [start:get_resource_request_quantity]
+def get_resource_request_quantity(pod: V1Pod, resource: str) -> Decimal:
+    """The pod's request for one resource: containers summed, a larger init request replaces it, overhead if non-zero.
+
+    Upstream: pkg/api/v1/resource/helpers.go GetResourceRequestQuantity
+    """
+    total = Decimal(0)
+    for container in pod.spec.containers or []:
+        requests = (container.resources.requests if container.resources else None) or {}
+        if resource in requests:
+            total += api.parse_quantity(requests[resource])
+    for container in pod.spec.init_containers or []:
+        requests = (container.resources.requests if container.resources else None) or {}
+        if resource in requests and total < api.parse_quantity(requests[resource]):
+            total = api.parse_quantity(requests[resource])
+    overhead = pod.spec.overhead or {}
+    if resource in overhead and total != 0:  # overhead only counts for a resource the pod requests
+        total += api.parse_quantity(overhead[resource])
+    return total
+# --8<-- [end:get_resource_request_quantity]
+
+
 # --8<-- [start:get_resource_request]
 def get_resource_request(pod: V1Pod, resource: str) -> int:
     """One resource's pod request (millicores for cpu, whole units otherwise); overhead only if non-zero.
@@ -119,15 +141,6 @@ def get_resource_request(pod: V1Pod, resource: str) -> int:
     """
     if resource == "pods":
         return 1
-    total = Decimal(0)
-    for container in pod.spec.containers or []:
-        total += _requests(container).get(resource, Decimal(0))
-    for container in pod.spec.init_containers or []:
-        requests = _requests(container)
-        if resource in requests and total < requests[resource]:
-            total = requests[resource]
-    overhead = _parsed(pod.spec.overhead)
-    if resource in overhead and total != 0:
-        total += overhead[resource]
+    total = get_resource_request_quantity(pod, resource)
     return api.milli_value(total) if resource == "cpu" else api.value(total)
 # --8<-- [end:get_resource_request]

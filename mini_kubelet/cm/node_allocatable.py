@@ -6,14 +6,14 @@ pkg/kubelet/nodestatus/setters.go MachineInfo, pkg/kubelet/eviction/helpers.go (
 
 from __future__ import annotations
 
-import math
 import re
-import struct
 from decimal import Decimal
 from typing import Mapping, Optional, Union
 
 from mini_kubelet import api
 from mini_kubelet.cm.helpers import ResourceConfig, huge_page_limits, milli_cpu_to_shares
+from mini_kubelet.eviction.api import float32
+from mini_kubelet.eviction.thresholds import parse_float32
 
 Amount = Union[Decimal, str, int]
 ResourceMap = Optional[Mapping[str, Amount]]
@@ -61,31 +61,16 @@ def parse_percentage(text: str) -> float:
     number = text.rstrip("%")
     if not _GO_DECIMAL_FLOAT.fullmatch(number):
         raise ValueError(f"invalid percentage {text!r}")
-    # float32(ParseFloat(number, 32)) / 100, a float32 division: rounding the double quotient of two
+    try:
+        single = parse_float32(number)  # strconv.ParseFloat(number, 32)
+    except ValueError:  # the one error left for a decimal number: beyond the float32 range
+        raise ValueError(f"percentage {number!r} is out of range") from None
+    # float32(...) / 100, a float32 division: rounding the double quotient of two
     # float32 values to float32 gives the correctly rounded float32 quotient.
-    return _float32(_parse_float32(number) / 100)
+    return float32(single / 100)
 
 
 _GO_DECIMAL_FLOAT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
-
-
-def _float32(x: float) -> float:
-    return struct.unpack("f", struct.pack("f", x))[0]
-
-
-def _parse_float32(text: str) -> float:
-    """strconv.ParseFloat(text, 32): the float32 nearest the exact decimal (ties to even), no double rounding."""
-    exact = Decimal(text)
-    try:
-        single = _float32(float(exact))
-    except OverflowError:
-        single = math.inf
-    if not math.isfinite(single):
-        raise ValueError(f"percentage {text!r} is out of range")
-    bits = struct.unpack("<I", struct.pack("<f", single))[0]
-    candidates = [single] + [struct.unpack("<f", struct.pack("<I", b))[0] for b in (bits - 1, bits + 1)
-                             if 0 <= b < 0x7F800000 or 0x80000000 <= b < 0xFF800000]
-    return min(candidates, key=lambda c: (abs(Decimal(c) - exact), struct.unpack("<I", struct.pack("<f", c))[0] % 2))
 # --8<-- [end:parse_percentage]
 
 

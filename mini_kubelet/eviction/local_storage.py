@@ -61,7 +61,7 @@ def empty_dir_limit_eviction(pod_stats: stats.PodStats, pod: V1Pod, evict: Evict
             continue
         limit = api.parse_quantity(str(size_limit))
         if limit > 0 and used[volume.name] > limit:
-            message = messages.EMPTY_DIR_MESSAGE_FMT.format(volume.name, _quantity_text(str(size_limit)))
+            message = messages.EMPTY_DIR_MESSAGE_FMT.format(volume.name, evapi.quantity_string(str(size_limit)))
             return evict(pod, SIGNAL_EMPTY_DIR_FS_LIMIT, message)  # first volume over
     return None
 
@@ -99,7 +99,7 @@ def container_ephemeral_storage_limit_eviction(pod_stats: stats.PodStats, pod: V
         used = _used(container_stats.logs) + (0 if dedicated_image_fs else _used(container_stats.rootfs))
         text = limits.get(container_stats.name)
         if text is not None and api.parse_quantity(text) < used:
-            message = messages.CONTAINER_EPHEMERAL_STORAGE_MESSAGE_FMT.format(container_stats.name, _quantity_text(text))
+            message = messages.CONTAINER_EPHEMERAL_STORAGE_MESSAGE_FMT.format(container_stats.name, evapi.quantity_string(text))
             return evict(pod, SIGNAL_EPHEMERAL_CONTAINER_FS_LIMIT, message)
     return None
 
@@ -108,17 +108,12 @@ def _used(fs: Optional[stats.FsStats]) -> int:
     return fs.used_bytes if fs is not None and fs.used_bytes is not None else 0
 
 
-def _quantity_text(text: str) -> str:
-    """How Go's Quantity.String() prints a quantity parsed from this manifest text."""
-    return evapi.quantity_string(text)
-
-
 def _pod_limit_text(pod: V1Pod, total) -> str:
     """How Go prints PodLimits' ephemeral-storage: a lone quantity keeps its text, a sum is re-canonicalized."""
     texts = [((c.resources.limits if c.resources else None) or {}).get("ephemeral-storage")
              for c in (pod.spec.containers or []) + (pod.spec.init_containers or [])]
     texts = [t for t in texts if t is not None]
     if len(texts) == 1 and api.parse_quantity(texts[0]) == total:
-        return _quantity_text(texts[0])
+        return evapi.quantity_string(texts[0])
     _, fmt = evapi.parse_quantity(texts[0]) if texts else (None, evapi.BINARY_SI)
     return evapi.format_quantity(total, fmt)  # Add keeps the first operand's format and drops its cached text

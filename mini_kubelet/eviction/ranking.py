@@ -1,7 +1,8 @@
 """The order in which the eviction manager tries pods: first evicted first.
 
 Upstream: pkg/kubelet/eviction/helpers.go (rankMemoryPressure, rankPIDPressure, rankDiskPressureFunc,
-the comparators, podDiskUsage, localVolumeNames) and pkg/api/v1/resource/helpers.go GetResourceRequestQuantity.
+the comparators, podDiskUsage, localVolumeNames); the request they compare is
+resource.get_resource_request_quantity (pkg/api/v1/resource/helpers.go GetResourceRequestQuantity).
 
 Upstream sorts with sort.Sort, which is not stable in general; Go sorts up to 12 pods by insertion sort,
 which is. Python's sort is stable, so the two agree whenever Go's does not depend on the input order.
@@ -11,13 +12,12 @@ The QoS class is never consulted: only usage, requests and priority.
 from __future__ import annotations
 
 import functools
-from decimal import Decimal
 from typing import Callable, Iterable, Optional
 
 from kubernetes.client import V1Pod
 
-from .. import api as core
 from .. import stats as statsapi
+from ..resource import get_resource_request_quantity
 from . import api
 from .signals import RESOURCE_EPHEMERAL_STORAGE, RESOURCE_INODES, RESOURCE_MEMORY, StatsFunc
 
@@ -29,28 +29,6 @@ FS_STATS_ROOT = "root"  # container writable layers
 
 CmpFunc = Callable[[V1Pod, V1Pod], int]  # < 0: the first pod is evicted first
 RankFunc = Callable[[list, StatsFunc], list]
-
-
-# --8<-- [start:get_resource_request_quantity]
-def get_resource_request_quantity(pod: V1Pod, resource: str) -> Decimal:
-    """The pod's request for one resource: containers summed, a larger init request replaces it, overhead if non-zero.
-
-    Upstream: pkg/api/v1/resource/helpers.go GetResourceRequestQuantity
-    """
-    total = Decimal(0)
-    for container in pod.spec.containers or []:
-        requests = (container.resources.requests if container.resources else None) or {}
-        if resource in requests:
-            total += core.parse_quantity(requests[resource])
-    for container in pod.spec.init_containers or []:
-        requests = (container.resources.requests if container.resources else None) or {}
-        if resource in requests and total < core.parse_quantity(requests[resource]):
-            total = core.parse_quantity(requests[resource])
-    overhead = pod.spec.overhead or {}
-    if resource in overhead and total != 0:  # overhead only counts for a resource the pod requests
-        total += core.parse_quantity(overhead[resource])
-    return total
-# --8<-- [end:get_resource_request_quantity]
 
 
 # --8<-- [start:pod_priority]

@@ -13,14 +13,17 @@ from typing import Any, Optional, Union
 import yaml
 from kubernetes.client import V1Pod
 
-from .. import api, resource
+from .. import api, resource, types
 from ..eviction import manager as mgr
 from .reader import Reader
 from .series import Series
 from .settings import kubelet_settings
 
 DEFAULT_DURATION = 600  # seconds replayed when the scenario gives no duration (10m)
-PRIORITY_CLASSES = {"system-node-critical": 2000001000, "system-cluster-critical": 2000000000}
+PRIORITY_CLASSES = {  # the built-in classes' values (pkg/apis/scheduling/helpers.go SystemPriorityClasses)
+    types.SYSTEM_NODE_CRITICAL: types.SYSTEM_CRITICAL_PRIORITY + 1000,
+    types.SYSTEM_CLUSTER_CRITICAL: types.SYSTEM_CRITICAL_PRIORITY,
+}
 CONTAINER_KEYS = ("memory", "rootfs", "logs", "inodes")  # a container's usage series
 POD_KEYS = ("pids", "volumes")  # a pod's own usage
 NODE_KEYS = ("memory", "nodefs", "inodes", "imagefs", "imagefsInodes", "pids")  # what the OS uses, not pods
