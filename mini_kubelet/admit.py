@@ -42,10 +42,6 @@ _CHECKS = ["resource fit", lifecycle.NODE_AFFINITY, lifecycle.NODE_NAME, lifecyc
            lifecycle.TAINT_TOLERATION, "OS label", "OS field"]
 
 
-def _name(pod: V1Pod) -> str:
-    return f"{pod.metadata.namespace or 'default'}/{pod.metadata.name}"
-
-
 # --8<-- [start:admission_report]
 def admission_report(pods: list[V1Pod], node: V1Node, running: list[V1Pod]) -> dict:
     """Run HandlePodAdditions and describe each pod's outcome with its checks and fit numbers.
@@ -56,15 +52,15 @@ def admission_report(pods: list[V1Pod], node: V1Node, running: list[V1Pod]) -> d
     for pod in running:
         bound = pod.spec.node_name
         if bound and bound != node.metadata.name:
-            left_out.append({"pod": _name(pod), "why": f"bound to node {bound}"})
+            left_out.append({"pod": api.pod_label(pod), "why": f"bound to node {bound}"})
         else:
             counted.append(pod)
     active = {id(p) for p in kubelet.filter_out_inactive_pods(counted)}
-    inactive = [{"pod": _name(p), "why": f"phase {p.status.phase}"} for p in counted if id(p) not in active]
+    inactive = [{"pod": api.pod_label(p), "why": f"phase {p.status.phase}"} for p in counted if id(p) not in active]
     report = {"version": VERSION,
               "node": {"name": node.metadata.name, "os": lifecycle.GOOS,
                        "allocatable": scheduler.new_node_info(node, []).allocatable},
-              "running": {"counted": [_name(p) for p in counted], "left_out": left_out, "inactive": inactive},
+              "running": {"counted": [api.pod_label(p) for p in counted], "left_out": left_out, "inactive": inactive},
               "pods": []}
     for outcome in kubelet.handle_pod_additions(pods, node, admitted=counted):
         report["pods"].append(_describe(outcome, node))
@@ -80,7 +76,7 @@ def _describe(outcome: kubelet.AdmissionOutcome, node: V1Node) -> dict:
                         "message": outcome.status_message},
              "event": dict(zip(("type", "reason", "message"), outcome.event)) if outcome.event else None,
              "checks": [], "fit": [], "ignored_requests": [], "checked_against": len(outcome.active_pods),
-             "preempted": [{"pod": _name(v.pod),
+             "preempted": [{"pod": api.pod_label(v.pod),
                             "status": {"phase": v.status_phase, "reason": v.status_reason, "message": v.status_message},
                             "event": dict(zip(("type", "reason", "message"), v.event))} for v in outcome.preempted]}
     if outcome.skipped:

@@ -225,6 +225,14 @@ def _sequence(raw: Any, source: str, path: str) -> list:
     return raw
 
 
+def pod_label(pod: V1Pod) -> str:
+    """The pod as namespace/name (a pod without a namespace is in "default").
+
+    Upstream: k8s.io/klog KObj (how the kubelet names a pod in its logs)
+    """
+    return f"{pod.metadata.namespace or 'default'}/{pod.metadata.name}"
+
+
 def type_name(raw: Any) -> str:
     """How an error message names a YAML value's type: "a mapping", "a list", "a string", ..."""
     names = {dict: "a mapping", list: "a list", str: "a string", type(None): "nothing", bool: "a boolean"}

@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
-from decimal import Decimal
 
 from kubernetes.client import V1Node, V1Pod
 
 from mini_kubelet import admit, api, eviction_cli, explain
+from mini_kubelet.eviction_report import table
 
 USAGE_ERROR = 2
 
@@ -69,7 +69,7 @@ def _describe_pod(pod: V1Pod) -> list[str]:
                 label = ""
     for resource, text in sorted((pod.spec.overhead or {}).items()):
         rows.append(("(overhead)", resource, _amount(resource, text), "-"))
-    return [f"Pod {pod.metadata.namespace or 'default'}/{pod.metadata.name}", *_table(rows)]
+    return [f"Pod {api.pod_label(pod)}", *["  " + line for line in table(rows)]]
 
 
 def _describe_node(node: V1Node) -> list[str]:
@@ -77,21 +77,15 @@ def _describe_node(node: V1Node) -> list[str]:
     allocatable = (node.status.allocatable if node.status else None) or {}
     rows = [("resource", "capacity", "allocatable")]
     rows += [(r, _amount(r, capacity.get(r)), _amount(r, allocatable.get(r))) for r in sorted(set(capacity) | set(allocatable))]
-    return [f"Node {node.metadata.name}", *_table(rows)]
+    return [f"Node {node.metadata.name}", *["  " + line for line in table(rows)]]
 
 
 def _amount(resource: str, text: str | None) -> str:
     """CPU in millicores, anything else as a whole number (bytes for memory), with what was written."""
     if text is None:
         return "-"
-    quantity: Decimal = api.parse_quantity(text)
-    exact = f"{api.milli_value(quantity)}m" if resource == "cpu" else str(api.value(quantity))
+    exact = explain.amount(resource, text)
     return exact if exact == str(text) else f"{exact} ({text})"
-
-
-def _table(rows: list[tuple[str, ...]]) -> list[str]:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return ["  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
 
 
 def _labs_build(args: argparse.Namespace) -> int:

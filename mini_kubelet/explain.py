@@ -118,7 +118,7 @@ def explain(pods: list[V1Pod], node: Optional[V1Node], *, cgroup_version: int = 
         "cgroups": [_cgroup_json(cgroup) for cgroup in tree],
     }
     for original, pod in zip(pods, defaulted):
-        label = f"{pod.metadata.namespace or 'default'}/{pod.metadata.name}"
+        label = api.pod_label(pod)
         own = {(c.kind, c.container): c for c in tree if c.pod == label}
         report["pods"].append({
             "name": pod.metadata.name,

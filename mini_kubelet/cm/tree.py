@@ -169,7 +169,7 @@ def _pod_cgroups(pod: V1Pod, memory_capacity: int, page_sizes, files, path) -> l
                        helpers + "ResourceConfigForPod; " + helpers + "MilliCPUToQuota",
                        helpers + "ResourceConfigForPod", helpers + "HugePageLimits; " + _FILL_HUGETLB,
                        unified=helpers + "ResourceConfigForPod")
-    label = f"{pod.metadata.namespace or 'default'}/{pod.metadata.name}"
+    label = api.pod_label(pod)
     result = [Cgroup(path(pod_name), pod_files, origins, note=f"pod {label}, {qos_class}", kind="pod", pod=label)]
     kinds = [("init container", c) for c in pod.spec.init_containers or []]
     for kind, container in kinds + [("container", c) for c in pod.spec.containers or []]:

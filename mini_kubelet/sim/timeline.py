@@ -12,6 +12,7 @@ from typing import Any, Optional
 from kubernetes.client import V1Pod
 
 from .. import api, types
+from ..api import pod_label
 from ..eviction import ranking
 from ..eviction.api import SIGNAL_ALLOCATABLE_MEMORY_AVAILABLE, SIGNAL_MEMORY_AVAILABLE, SIGNAL_PID_AVAILABLE
 from .scenario import Scenario
@@ -115,14 +116,6 @@ def threshold_text(threshold, capacity: Optional[int] = None) -> str:
     grace = int(threshold.grace_period.total_seconds())
     kind = f" (soft, grace {format_duration(grace)})" if grace else ""
     return f"{threshold.signal}<{value_text(threshold.value)}{kind}"
-
-
-def pod_label(pod: V1Pod) -> str:
-    """The pod as namespace/name.
-
-    Upstream: k8s.io/klog KObj (how the kubelet names a pod in its logs)
-    """
-    return f"{pod.metadata.namespace or 'default'}/{pod.metadata.name}"
 
 
 def value_text(value) -> str:
