@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import timedelta
+from decimal import Decimal
 
 import numpy
 import pytest
@@ -248,3 +249,13 @@ def test_quantity_string(text, printed):
 def test_format_quantity(amount, fmt, printed):
     """apimachinery resource.Quantity String: canonical printing of a Quantity made by NewQuantity(value, format)."""
     assert api.format_quantity(amount, fmt) == printed
+
+
+def test_a_quantity_with_a_huge_exponent_parses_or_fails_in_one_line():
+    # Go's ParseQuantity keeps any int32 exponent (inf.Dec); this one fits in a Python Decimal too.
+    (threshold,) = [t for t in thresholds.parse_threshold_config([], {"memory.available": "6e35231"}, {}, {}, {})
+                    if t.signal == "memory.available"]
+    assert threshold.value.quantity == Decimal(6) * Decimal(10) ** 35231
+    # Past what a Python Decimal holds, the course refuses it with the numeric-part error, not a traceback.
+    with pytest.raises(ValueError, match="^unable to parse numeric part of quantity$"):
+        thresholds.parse_threshold_config([], {"memory.available": "1e2000000"}, {}, {}, {})

@@ -140,8 +140,12 @@ def parse_quantity(text: str) -> tuple[Decimal, str]:
     base, exponent, fmt = _interpret_suffix(suffix)
     with localcontext() as ctx:
         ctx.prec = 1000
-        amount = Decimal(f"{num}.{denom or 0}") * (Decimal(10) ** exponent if base == 10 else Decimal(2) ** exponent)
-        amount = amount.quantize(Decimal("1e-9"), rounding=ROUND_CEILING)  # nano precision, rounded away from 0
+        try:
+            amount = Decimal(f"{num}.{denom or 0}") * (Decimal(10) ** exponent if base == 10 else Decimal(2) ** exponent)
+        except ArithmeticError:  # beyond what a Python Decimal holds (Go's inf.Dec has no such bound)
+            raise ValueError(ERR_NUMERIC) from None
+        if amount.as_tuple().exponent < -9:
+            amount = amount.quantize(Decimal("1e-9"), rounding=ROUND_CEILING)  # nano precision, rounded away from 0
         if fmt == BINARY_SI and 0 < amount < 1:
             fmt = DECIMAL_SI
         if amount == amount.to_integral_value():
