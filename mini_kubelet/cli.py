@@ -9,7 +9,7 @@ import sys
 from kubernetes.client import V1Node, V1Pod
 
 from mini_kubelet import admit, api, eviction_cli, explain
-from mini_kubelet.eviction_report import table
+from mini_kubelet.text import table
 
 USAGE_ERROR = 2
 

@@ -12,6 +12,7 @@ from typing import Optional
 
 from . import sim
 from .eviction import signals
+from .text import table
 
 SCHEMA_VERSION = "mini-kubelet.run/v1"
 WIDTH = 80  # the text output fits a terminal and a page's code block; longer lines wrap with a hanging indent
@@ -190,15 +191,6 @@ def _summary(timeline: sim.Timeline) -> list[str]:
 
 def _quantity(signal: str, n: int) -> str:
     return str(n) if signal in signals.DECIMAL_SIGNALS else sim.format_bytes(n)
-
-
-def table(rows: list[list[str]]) -> list[str]:
-    """Rows of cells as aligned text columns (two spaces apart, no trailing blanks).
-
-    Upstream: none (a course tool)
-    """
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
 
 
 def fit_table(rows: list[list[str]], width: int) -> list[str]:

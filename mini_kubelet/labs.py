@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
+from mini_kubelet.text import table
+
 
 class LabCheckFailed(AssertionError):
     """An exercise's function gave a wrong answer, raised, or is not written yet."""
@@ -90,10 +92,7 @@ def _cut(text: str, width: int = 48) -> str:
 
 
 def _print_table(rows: list[tuple[str, ...]]) -> None:
-    header = ("", "input", "expected", "got", "case")
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-    for row in [header, *rows]:
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+    print("\n".join(table([("", "input", "expected", "got", "case"), *rows])))
 
 
 def course_path(relative: str) -> Path:
