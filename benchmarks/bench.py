@@ -9,8 +9,9 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from mini_kubelet import admit, api, explain, stats
-from mini_kubelet.eviction_rank import rank_pods
+from mini_kubelet import api, stats
+from mini_kubelet.cmd import admit, explain
+from mini_kubelet.cmd.eviction_rank import rank_pods
 from mini_kubelet.sim import run_scenario
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -16,19 +16,23 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import CombinedEvent, event_priority
 from mkdocs.structure.files import File
 
-ROOT = Path(__file__).resolve().parent.parent
-LABS = ROOT / "labs"
+from mini_kubelet.labs import notebooks
+
+PLOTS = "assets/plots"  # where the scenario plots are published in the site
 
 # A reference: a path in kubernetes/kubernetes ending in .go (optionally :Symbol) or in /.
 UPSTREAM_REF = re.compile(r"\[\[([^\[\]\n]*)\]\]")
@@ -67,37 +71,42 @@ def _outside_code(markdown: str, transform) -> str:
     return "".join(parts + [transform(markdown[last:])])
 
 
-def run_example(command: str, expected_exit: int) -> str:
-    """Run a `mini-kubelet ...` command from the course root; return a console block of its output."""
-    argv = shlex.split(command)
-    if argv[0] != "mini-kubelet":
-        raise PluginError(f"run marker: only mini-kubelet commands run on pages, not {argv[0]!r}")
+def run_commands(commands: list[str], root: Path) -> list[dict]:
+    """Run `mini-kubelet ...` command lines from the course root in one new interpreter; their results in order."""
+    argvs = []
+    for command in commands:
+        argv = shlex.split(command)
+        if argv[0] != "mini-kubelet":
+            raise PluginError(f"run marker: only mini-kubelet commands run on pages, not {argv[0]!r}")
+        argvs.append(argv[1:])
     env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "100"}
-    result = subprocess.run(
-        [sys.executable, "-m", "mini_kubelet", *argv[1:]],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
-    )
-    if result.returncode != expected_exit:
-        raise PluginError(
-            f"run marker `{command}` exited {result.returncode}, expected {expected_exit}:\n{result.stderr}"
-        )
-    output = (result.stdout + result.stderr).rstrip()
+    result = subprocess.run([sys.executable, "-m", "mini_kubelet.cmd.batch"], input=json.dumps(argvs), cwd=root,
+                            env=env, capture_output=True, text=True, timeout=600)
+    if result.returncode != 0:
+        raise PluginError(f"the page commands could not run:\n{result.stderr[-3000:]}")
+    return json.loads(result.stdout)
+
+
+def console_block(command: str, result: dict, expected_exit: int) -> str:
+    """A command and its output as a reader sees them in a terminal; PluginError if it exited otherwise."""
+    if result["exit"] != expected_exit:
+        raise PluginError(f"run marker `{command}` exited {result['exit']}, expected {expected_exit}:\n{result['stderr']}")
+    output = (result["stdout"] + result["stderr"]).rstrip()
     # A plain-text fence: a console lexer would read the output's "#" notes as root prompts.
     return f"```text\n{_wrap_command(command)}\n{output}\n```"
 
 
-def plot_scenario(scenario: str, page, site_dir: str) -> str:
-    """Replay a scenario with `mini-kubelet run --plot` into the built site; return the figure's HTML."""
+def plot_command(scenario: str, target: Path) -> str:
+    return f"mini-kubelet run {scenario} --plot {target}"
+
+
+def plot_figure(scenario: str, page) -> str:
+    """The figure `mini-kubelet run --plot` drew for a scenario, as HTML pointing at the site's copy."""
     name = Path(scenario).stem + ".png"
-    target = Path(site_dir) / "assets" / "plots" / name
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.unlink(missing_ok=True)  # --plot keeps an existing file it did not write; this one is the build's
-    run_example(f"mini-kubelet run {scenario} --plot {target}", 0)
-    depth = page.file.url.count("/")
-    src = "../" * depth + f"assets/plots/{name}"
-    return (f'<figure class="scenario-plot"><img src="{src}" alt="The replay of {scenario}: signals against '
-            f'their thresholds over time, with evictions marked"><figcaption><code>mini-kubelet run {scenario} '
-            f'--plot {name}</code>, drawn when this site was built</figcaption></figure>')
+    src = "../" * page.file.url.count("/") + f"{PLOTS}/{name}"
+    return (f'<figure class="scenario-plot"><a href="{src}"><img src="{src}" alt="The replay of {scenario}: signals '
+            f'against their thresholds over time, with evictions marked"></a><figcaption><code>mini-kubelet run '
+            f'{scenario} --plot {name}</code>, drawn when this site was built</figcaption></figure>')
 
 
 def _wrap_command(command: str, width: int = 80) -> str:
@@ -117,23 +126,89 @@ def on_page_markdown(markdown, page, config, files):
     # Variables apply everywhere, code blocks included (the clone command is in one).
     for name, value in (("repo_url", repo_url), ("upstream_tag", tag), ("repo_dir", repo_url.rsplit("/", 1)[-1])):
         markdown = markdown.replace("{{ %s }}" % name, value)
+    outputs = _BUILD["outputs"]
 
     def transform(text: str) -> str:
         text = UPSTREAM_REF.sub(lambda m: upstream_link(m.group(1), repo, tag), text)
-        text = PLOT_MARKER.sub(lambda m: plot_scenario(m.group(1), page, config["site_dir"]), text)
-        return RUN_MARKER.sub(lambda m: run_example(m.group(2), int(m.group(1) or 0)), text)
+        text = PLOT_MARKER.sub(lambda m: plot_figure(m.group(1), page), text)
+        return RUN_MARKER.sub(lambda m: console_block(m.group(2), outputs[m.group(2)], int(m.group(1) or 0)), text)
 
     return _outside_code(markdown, transform)
 
 
-@event_priority(100)  # before mkdocs-jupyter turns lab sources into notebook pages
-def _add_labs(files, config):
-    for source in sorted((LABS / "src").glob("*.py")):
-        files.append(File.generated(config, f"labs/{source.name}", abs_src_path=str(source)))
-        notebook = LABS / f"{source.stem}.ipynb"
+# What the build computed, kept while `mkdocs serve` rebuilds: page command output and its inputs' digest.
+_BUILD: dict = {"digest": None, "outputs": {}}
+
+
+def _course_root(config) -> Path:
+    return Path(config.config_file_path).resolve().parent
+
+
+@event_priority(100)  # before mkdocs-jupyter picks up the lab pages
+def _prepare(files, config):
+    """Run what the pages show, all at once: the page commands in one interpreter, the labs side by side.
+
+    Each result is reused until the mini_kubelet package, the examples or the libraries change
+    (notebooks.inputs_digest), or until the page or lab asking for it changes.
+    """
+    root = _course_root(config)
+    cache = root / ".cache"
+    digest = notebooks.inputs_digest(root)
+    if digest != _BUILD["digest"]:
+        _BUILD.update(digest=digest, outputs={})
+    plots = cache / "plots" / digest[:16]
+    commands, figures = {}, {}
+
+    def collect(text: str) -> str:
+        for match in RUN_MARKER.finditer(text):
+            commands[match.group(2)] = match.group(2)
+        for match in PLOT_MARKER.finditer(text):
+            figures[match.group(1)] = target = plots / (Path(match.group(1)).stem + ".png")
+            commands[match.group(1)] = plot_command(match.group(1), target)
+        return text
+
+    for file in files.documentation_pages():
+        if file.src_uri.endswith(".md"):
+            _outside_code(file.content_string, collect)
+    sources = sorted((root / "labs" / "src").glob("*.py"))
+    pages = {s: notebooks.solutions_path(s, cache / "lab-pages", digest) for s in sources}
+    saved = cache / "commands" / f"{digest[:16]}.json"
+    outputs = _BUILD["outputs"]
+    if not outputs and saved.exists():
+        outputs.update(json.loads(saved.read_text(encoding="utf-8")))
+    missing = [key for key in commands if key not in outputs or (key in figures and not figures[key].exists())]
+    with ThreadPoolExecutor(max_workers=len(sources) + 1) as pool:
+        labs = [pool.submit(notebooks.executed_solutions, s, cache / "lab-pages", digest) for s in sources
+                if not pages[s].exists()]
+        if missing:
+            plots.mkdir(parents=True, exist_ok=True)
+            for key, result in zip(missing, run_commands([commands[k] for k in missing], root)):
+                outputs[key] = result
+            saved.parent.mkdir(parents=True, exist_ok=True)
+            saved.write_text(json.dumps(outputs), encoding="utf-8")
+            _remove_stale(saved, plots)
+        for lab in labs:
+            try:
+                lab.result()
+            except notebooks.LabRunError as err:
+                raise PluginError(f"lab failed: {err}") from None
+    for scenario, target in figures.items():
+        console_block(commands[scenario], outputs[scenario], 0)  # the plot command must have succeeded
+        files.append(File.generated(config, f"{PLOTS}/{target.name}", abs_src_path=str(target)))
+    for source, page in pages.items():
+        files.append(File.generated(config, f"labs/{source.name}", abs_src_path=str(page)))
+        notebook = source.parent.parent / f"{source.stem}.ipynb"
         if notebook.exists():
             files.append(File.generated(config, f"labs/{notebook.name}", abs_src_path=str(notebook)))
     return files
+
+
+def _remove_stale(*current: Path) -> None:
+    """Drop what earlier digests left in the cache beside each current entry."""
+    for keep in current:
+        for other in keep.parent.iterdir():
+            if other != keep:
+                shutil.rmtree(other) if other.is_dir() else other.unlink()
 
 
 @event_priority(-100)  # after mkdocs-jupyter wrapped them
@@ -146,31 +221,32 @@ def _pin_lab_sources(files, config):
     return files
 
 
-on_files = CombinedEvent(_add_labs, _pin_lab_sources)
+on_files = CombinedEvent(_prepare, _pin_lab_sources)
 
 
-def _lab_source(page) -> Path | None:
-    path = Path(page.file.abs_src_path or "")
-    return path if path.parent == LABS / "src" else None
+def _lab_name(page) -> str | None:
+    """The lab source's name (NN-name.py) when the page is a lab, else None."""
+    uri = page.file.src_uri
+    return uri.split("/", 1)[1] if uri.startswith("labs/") and uri.endswith(".py") else None
 
 
 def on_page_content(html, page, config, files):
-    source = _lab_source(page)
-    if source is None:
+    name = _lab_name(page)
+    if name is None:
         return html
-    notebook = f"../{source.stem}.ipynb"
+    stem = name[:-3]
     banner = (
         '<div class="admonition tip lab-download"><p class="admonition-title">Run this lab yourself</p>'
         f'<p>This page shows the lab with its solutions, run when the site was built. '
-        f'<a href="{notebook}" download>Download the exercise notebook</a> '
-        f'(<code>{source.stem}.ipynb</code>, solutions left for you), or clone the course and run '
+        f'<a href="../{stem}.ipynb" download>Download the exercise notebook</a> '
+        f'(<code>{stem}.ipynb</code>, solutions left for you), or clone the course and run '
         '<code>make lab</code>: see <a href="../../setup/">Set up the labs</a>.</p></div>'
     )
     return banner + html
 
 
 def on_page_context(context, page, config, nav):
-    source = _lab_source(page)
-    if source is not None and config.get("repo_url"):
-        page.edit_url = f"{config['repo_url'].rstrip('/')}/edit/main/labs/src/{source.name}"
+    name = _lab_name(page)
+    if name is not None and config.get("repo_url"):
+        page.edit_url = f"{config['repo_url'].rstrip('/')}/edit/main/labs/src/{name}"
     return context

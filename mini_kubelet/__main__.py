@@ -1,5 +1,5 @@
 """Run the command line as `python -m mini_kubelet`."""
 
-from mini_kubelet.cli import main
+from mini_kubelet.cmd.main import main
 
 raise SystemExit(main())

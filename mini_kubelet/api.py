@@ -18,6 +18,8 @@ import yaml
 from kubernetes.client import ApiClient, V1Node, V1Pod
 from kubernetes.utils import parse_quantity as _client_parse_quantity
 
+from .errors import ManifestError, UsageError  # noqa: F401  (api.ManifestError, api.UsageError)
+
 MilliCPU = int  # thousandths of a CPU
 Bytes = int
 
@@ -30,19 +32,6 @@ _QUANTITY = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([KMGTPE]i|[eE][+-]?\d+|[numkMGTP
 
 # Resources whose limit may not be below the request (API validation of a container).
 _LIMITED = ("cpu", "memory", "ephemeral-storage")
-
-
-class UsageError(ValueError):
-    """A command-line argument the command cannot use, reported as one line."""
-
-
-class ManifestError(ValueError):
-    """A manifest the course cannot use: says which file, which field, and what is wrong."""
-
-    def __init__(self, source: str, path: str, problem: str):
-        self.source, self.path, self.problem = source, path, problem
-        where = f"{source}: {path}" if path else source
-        super().__init__(f"{where}: {problem}")
 
 
 # --8<-- [start:parse_quantity]

@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from mini_kubelet.cli import main
+from mini_kubelet.cmd.main import main
 
 from .conftest import EXAMPLES
 
@@ -177,7 +177,7 @@ def test_brief_does_not_change_the_json(capsys):
     "short",
 ])
 def test_wrap_keeps_the_text_and_the_width(text):
-    from mini_kubelet.admit import _wrap
+    from mini_kubelet.cmd.admit import _wrap
     first = "  status      "
     lines = _wrap(first, text)
     assert lines[0].startswith(first) and all(line.startswith(" " * (len(first) + 2)) for line in lines[1:])

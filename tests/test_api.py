@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from kubernetes.client import V1Node, V1Pod
 
 from mini_kubelet import api
-from mini_kubelet.cli import main
+from mini_kubelet.cmd.main import main
 
 from .conftest import EXAMPLES, ROOT
 

@@ -13,7 +13,7 @@ import json
 import pytest
 import yaml
 
-from mini_kubelet.cli import main
+from mini_kubelet.cmd.main import main
 
 from .conftest import EXAMPLES
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from mini_kubelet.cli import main
+from mini_kubelet.cmd.main import main
 
 from .conftest import EXAMPLES
 

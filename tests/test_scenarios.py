@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from mini_kubelet import qos, sim
-from mini_kubelet.cli import main
+from mini_kubelet.cmd.main import main
 from mini_kubelet.sim import check_expect
 
 from .conftest import EXAMPLES

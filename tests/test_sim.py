@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from mini_kubelet import api, sim
 from mini_kubelet.eviction import signals
-from mini_kubelet.eviction_report import render_json
+from mini_kubelet.cmd.run_report import render_json
 from mini_kubelet.sim import check_expect
 
 pytestmark = pytest.mark.ch4

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from mini_kubelet.text import table
+from mini_kubelet.cmd.text import table
 
 
 class LabCheckFailed(AssertionError):

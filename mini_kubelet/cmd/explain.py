@@ -285,20 +285,6 @@ def parse_reserved(text: Optional[str], flag: str) -> dict[str, str]:
 # --8<-- [end:parse_reserved]
 
 
-def register(commands) -> None:
-    """Add `mini-kubelet explain` to the command line."""
-    parser = commands.add_parser("explain", help="a Pod's QoS class, cgroup files and OOM scores, and who computes them")
-    parser.add_argument("pod_file", metavar="POD.yaml", help="Pods (several documents or a kind: List work too)")
-    parser.add_argument("--node", metavar="NODE.yaml", help="the Node (default: 4 CPUs, 16Gi, no hugepages)")
-    parser.add_argument("--cgroup-version", type=int, choices=(1, 2), default=2, help="cgroup v1 or v2 (default: 2)")
-    parser.add_argument("--cgroup-driver", choices=("cgroupfs", "systemd"), default="cgroupfs",
-                         help="the kubelet's cgroupDriver (default: cgroupfs)")
-    parser.add_argument("--system-reserved", metavar="LIST", help="as the kubelet flag, e.g. cpu=100m,memory=1Gi")
-    parser.add_argument("--kube-reserved", metavar="LIST", help="as the kubelet flag, e.g. cpu=100m,memory=1Gi")
-    parser.add_argument("--output", choices=("text", "json"), default="text", help="text (default) or json")
-    parser.set_defaults(run=run)
-
-
 def run(args: argparse.Namespace) -> int:
     """Explain each Pod in the file; bad input raises ManifestError or UsageError (one line, exit 2)."""
     objects = api.load_manifests(args.pod_file)

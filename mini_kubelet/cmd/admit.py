@@ -33,7 +33,7 @@ import json
 
 from kubernetes.client import V1Node, V1Pod
 
-from . import api, kubelet, lifecycle, scheduler, types
+from mini_kubelet import api, kubelet, lifecycle, scheduler, types
 
 VERSION = "mini-kubelet.admit/v1"
 _UNITS = {scheduler.PODS: "pods", scheduler.CPU: "millicores", scheduler.MEMORY: "bytes",
@@ -258,18 +258,6 @@ def render_text(report: dict, *, brief: bool = False) -> str:
                            + ", ".join(pod["ignored_requests"]))
     return "\n".join(lines)
 # --8<-- [end:render_text]
-
-
-def register(commands) -> None:
-    """Add `mini-kubelet admit` to the command line."""
-    parser = commands.add_parser("admit", help="would the kubelet admit these Pods on this Node, and what it writes if not")
-    parser.add_argument("pod_file", metavar="POD.yaml", help="the new Pods (several documents or a kind: List work too)")
-    parser.add_argument("--node", metavar="NODE.yaml", required=True, help="the Node (kubectl get node NAME -o yaml)")
-    parser.add_argument("--running", metavar="PODS.yaml", help="Pods already on the node (kubectl get pods -o yaml)")
-    parser.add_argument("--output", choices=("text", "json"), default="text", help="text (default) or json")
-    parser.add_argument("--brief", action="store_true",
-                        help="text: only each Pod's verdict, status, event and failed checks")
-    parser.set_defaults(run=run)
 
 
 def _only(path: str, kind: type, what: str) -> list:

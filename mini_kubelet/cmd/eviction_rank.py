@@ -1,4 +1,10 @@
-"""`mini-kubelet eviction rank`'s report: a real node's pods ranked for a signal, as the kubelet would rank them.
+"""`mini-kubelet eviction rank`: a real node's pods ranked for a signal, as the kubelet would rank them.
+
+`mini-kubelet eviction rank --summary SUMMARY.json --pods PODS.yaml --signal SIGNAL` ranks the pods of a
+real node: the Summary is what `kubectl get --raw /api/v1/nodes/NODE/proxy/stats/summary` prints, the
+pods what `kubectl get pods -A -o yaml --field-selector spec.nodeName=NODE` prints. Pods are matched to
+their stats by UID, as the kubelet does; finished pods (Succeeded, Failed) are left out, as they are not
+active.
 
 Upstream: pkg/kubelet/eviction/helpers.go buildSignalToRankFunc (the rank functions); the keys and the
 reason the first pod goes are sim.rank_rows and sim.decided_by.
@@ -6,13 +12,15 @@ reason the first pod goes are sim.rank_rows and sim.decided_by.
 
 from __future__ import annotations
 
+import argparse
+import json
 from typing import Optional
 
 from kubernetes.client import V1Pod
 
-from . import qos, sim, stats
-from .eviction import ranking, signals
-from .eviction_report import WIDTH, fit_table, wrap
+from mini_kubelet import api, qos, sim, stats
+from mini_kubelet.cmd.run_report import WIDTH, fit_table, wrap
+from mini_kubelet.eviction import ranking, signals
 
 RANK_SCHEMA_VERSION = "mini-kubelet.eviction-rank/v1"
 _FINISHED = ("Succeeded", "Failed")
@@ -108,3 +116,25 @@ def render_rank_text(report: dict) -> str:
     lines += [line for item in report["stats_without_pod"]
               for line in wrap(f"Stats for a pod not in the pods file: {item}", "", "  ")]
     return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    """`mini-kubelet eviction rank`: bad input raises ManifestError or UsageError (one line, exit 2).
+
+    Upstream: none (a course tool)
+    """
+    if not signals.valid_signal(args.signal):
+        raise api.UsageError(f"--signal: unsupported eviction signal {args.signal} (expected one of: "
+                             f"{', '.join(signals.SIGNAL_TO_RESOURCE)})")
+    summary = stats.load_summary(args.summary)
+    pods = [obj for obj in api.load_manifests(args.pods) if isinstance(obj, V1Pod)]
+    if not pods:
+        raise api.UsageError(f"{args.pods}: kind: no Pod in this file")
+    for pod in pods:
+        if not pod.metadata.uid:
+            raise api.UsageError(f"{args.pods}: {pod.metadata.name}: metadata.uid: missing; the kubelet matches stats "
+                                 "by UID (use the output of kubectl get pods -o yaml)")
+    dedicated = {"auto": None, "dedicated": True, "shared": False}[args.imagefs]
+    report = rank_pods(summary, pods, args.signal, dedicated)
+    print(json.dumps(report, indent=2) if args.output == "json" else render_rank_text(report))
+    return 0

@@ -1,14 +1,19 @@
-"""Build the learner notebooks in labs/ from the lab sources in labs/src/ (solutions become stubs)."""
+"""The learner notebooks in labs/, built from the lab sources in labs/src/ (solutions become stubs), and
+the lab sources run with their solutions, cached while nothing they depend on changes."""
 
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import json
 import re
+import sys
 from pathlib import Path
 
 import jupytext
 import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
 
 BEGIN, END = "# BEGIN SOLUTION", "# END SOLUTION"
 _EXERCISE_HEADING = re.compile(r"^#+\s*(Exercise (\d+): .+?)\s*$", re.M)
@@ -116,3 +121,65 @@ def _free_name(target: Path) -> Path:
         if not candidate.exists():
             return candidate
     raise LabBuildError(f"{target}: too many backups beside it")
+
+
+class LabRunError(Exception):
+    """A lab whose solutions raise when run: which lab, which cell, and the error."""
+
+
+def inputs_digest(root: Path) -> str:
+    """A digest of everything a lab or a page's command output depends on besides its own text.
+
+    The mini_kubelet package, the course's examples, and the versions of Python and of the libraries
+    it runs on: a change to any of them gives a new digest, so nothing stale is reused.
+    """
+    import mini_kubelet
+
+    hasher = hashlib.sha256(sys.version.encode())
+    for name in ("kubernetes", "PyYAML", "matplotlib", "nbclient", "jupytext"):
+        hasher.update(f"{name}={_version(name)}".encode())
+    package = Path(mini_kubelet.__file__).resolve().parent
+    for folder, pattern in ((package, "*.py"), (Path(root) / "examples", "*")):
+        for path in sorted(p for p in folder.rglob(pattern) if p.is_file() and "__pycache__" not in p.parts):
+            hasher.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return hasher.hexdigest()
+
+
+def _version(distribution: str) -> str:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return "-"
+
+
+def solutions_path(source: Path, cache_dir: Path, digest: str | None = None) -> Path:
+    """Where executed_solutions keeps the run lab: its name changes with the lab and with its inputs."""
+    source = Path(source).resolve()
+    digest = digest or inputs_digest(source.parent.parent.parent)  # labs/src/NN-name.py -> the course folder
+    key = hashlib.sha256(digest.encode() + source.read_bytes()).hexdigest()[:16]
+    return Path(cache_dir) / f"{source.stem}.{key}.ipynb"
+
+
+def executed_solutions(source: Path, cache_dir: Path, digest: str | None = None) -> Path:
+    """The lab with its solutions, run; reused from cache_dir while the lab and its inputs are unchanged.
+
+    LabRunError if a cell raises: a lab that fails is never cached, so it fails again on the next run.
+    """
+    source = Path(source).resolve()
+    target = solutions_path(source, cache_dir, digest)
+    if target.exists():
+        return target
+    notebook = jupytext.read(source, fmt="py:percent")
+    client = NotebookClient(notebook, timeout=600, kernel_name="python3", allow_errors=False,
+                            resources={"metadata": {"path": str(source.parent.parent)}})
+    try:
+        client.execute()
+    except CellExecutionError as err:
+        raise LabRunError(f"{source.name}: a cell raised {err.ename}: {err.evalue}") from None
+    target.parent.mkdir(parents=True, exist_ok=True)
+    for stale in target.parent.glob(f"{source.stem}.*.ipynb"):
+        stale.unlink()
+    partial = target.with_suffix(".partial")
+    partial.write_text(nbformat.writes(notebook), encoding="utf-8")
+    partial.replace(target)  # whole or not at all, even with two builds at once
+    return target

@@ -1,7 +1,7 @@
 """The report of a replay, as `mini-kubelet run` prints it: a text timeline for a reader, or JSON for tools.
 
 Upstream: none (a course tool). The JSON structure ("mini-kubelet.run/v1") is described in
-mini_kubelet/eviction_cli.py.
+mini_kubelet/cmd/run.py.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import json
 from dataclasses import asdict
 from typing import Optional
 
-from . import sim
-from .eviction import signals
-from .text import table
+from mini_kubelet import sim
+from mini_kubelet.cmd.text import table
+from mini_kubelet.eviction import signals
 
 SCHEMA_VERSION = "mini-kubelet.run/v1"
 WIDTH = 80  # the text output fits a terminal and a page's code block; longer lines wrap with a hanging indent

@@ -1,0 +1,34 @@
+"""Run many `mini-kubelet` command lines in one process, each printing exactly what it would print alone.
+
+Upstream: none (a course tool). The site build uses it for the command output on its pages: one
+interpreter for all of them instead of one each. Input on stdin, output on stdout, both JSON:
+
+    in:  [["show", "examples/pods/web.yaml"], ["run", "examples/scenarios/pids.yaml"], ...]
+    out: [{"exit": 0, "stdout": "...", "stderr": "..."}, ...]   (one result per command, in order)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import sys
+
+from mini_kubelet.cmd.main import main
+
+
+def run_one(argv: list[str]) -> dict:
+    """One command line's exit status and output, as the `mini-kubelet` process would give them."""
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        try:
+            code = main(argv)
+        except SystemExit as done:  # argparse's usage errors and --help
+            code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+            if isinstance(done.code, str):
+                print(done.code, file=sys.stderr)
+    return {"exit": code or 0, "stdout": stdout.getvalue(), "stderr": stderr.getvalue()}
+
+
+if __name__ == "__main__":
+    json.dump([run_one(argv) for argv in json.load(sys.stdin)], sys.stdout)

@@ -1,0 +1,96 @@
+"""The `mini-kubelet` command line: every command's options, and the command run on its own.
+
+Upstream: cmd/kubelet/app/options/options.go (the flags, declared apart from what runs them)
+Parsing the options imports nothing heavy: a command's module (and the Kubernetes client) is loaded
+only when that command runs, so `mini-kubelet --help` answers at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import signal
+import sys
+
+from mini_kubelet.errors import ManifestError, UsageError
+
+USAGE_ERROR = 2
+PROG = "mini-kubelet"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse the arguments, run the command, and turn bad input into one line and exit 2."""
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `mini-kubelet ... | head` ends quietly
+    args = parser().parse_args(argv)
+    try:
+        return importlib.import_module(f"mini_kubelet.cmd.{args.command}").run(args)
+    except (ManifestError, UsageError) as err:
+        print(f"{PROG}: {err}", file=sys.stderr)
+        return USAGE_ERROR
+
+
+def parser() -> argparse.ArgumentParser:
+    """Every command and its options; `command` names the module in mini_kubelet.cmd that runs it."""
+    top = argparse.ArgumentParser(prog=PROG, description="A small Python kubelet (Kubernetes v1.27), written to "
+                                  "teach how the real one works.")
+    commands = top.add_subparsers(required=True, metavar="COMMAND")
+
+    show = commands.add_parser("show", help="print the Pods and Nodes in manifests, in millicores and bytes")
+    show.add_argument("files", nargs="+", metavar="FILE", help="YAML or JSON manifests (kubectl get -o yaml works)")
+    show.set_defaults(command="show")
+
+    # Chapter 2
+    admit = commands.add_parser("admit", help="would the kubelet admit these Pods on this Node, and what it writes if not")
+    admit.add_argument("pod_file", metavar="POD.yaml", help="the new Pods (several documents or a kind: List work too)")
+    admit.add_argument("--node", metavar="NODE.yaml", required=True, help="the Node (kubectl get node NAME -o yaml)")
+    admit.add_argument("--running", metavar="PODS.yaml", help="Pods already on the node (kubectl get pods -o yaml)")
+    _output(admit)
+    admit.add_argument("--brief", action="store_true", help="text: only each Pod's verdict, status, event and failed checks")
+    admit.set_defaults(command="admit")
+
+    # Chapter 3
+    explain = commands.add_parser("explain", help="a Pod's QoS class, cgroup files and OOM scores, and who computes them")
+    explain.add_argument("pod_file", metavar="POD.yaml", help="Pods (several documents or a kind: List work too)")
+    explain.add_argument("--node", metavar="NODE.yaml", help="the Node (default: 4 CPUs, 16Gi, no hugepages)")
+    explain.add_argument("--cgroup-version", type=int, choices=(1, 2), default=2, help="cgroup v1 or v2 (default: 2)")
+    explain.add_argument("--cgroup-driver", choices=("cgroupfs", "systemd"), default="cgroupfs",
+                         help="the kubelet's cgroupDriver (default: cgroupfs)")
+    explain.add_argument("--system-reserved", metavar="LIST", help="as the kubelet flag, e.g. cpu=100m,memory=1Gi")
+    explain.add_argument("--kube-reserved", metavar="LIST", help="as the kubelet flag, e.g. cpu=100m,memory=1Gi")
+    _output(explain)
+    explain.set_defaults(command="explain")
+
+    # Chapter 4
+    run = commands.add_parser("run", help="replay a node under pressure (a scenario) on a virtual clock")
+    run.add_argument("scenario", metavar="SCENARIO.yaml", help="a scenario file (see examples/scenarios/)")
+    run.add_argument("--plot", metavar="OUT.png", help="also draw the signals against their thresholds (PNG or SVG)")
+    _output(run)
+    run.set_defaults(command="run")
+    eviction = commands.add_parser("eviction", help="the eviction manager's decisions on real data")
+    actions = eviction.add_subparsers(required=True, metavar="ACTION")
+    rank = actions.add_parser("rank", help="rank a node's pods for a signal, from /stats/summary and kubectl output")
+    rank.add_argument("--summary", required=True, metavar="SUMMARY.json",
+                      help="kubectl get --raw /api/v1/nodes/NODE/proxy/stats/summary")
+    rank.add_argument("--pods", required=True, metavar="PODS.yaml",
+                      help="kubectl get pods -A -o yaml --field-selector spec.nodeName=NODE")
+    rank.add_argument("--signal", required=True, metavar="SIGNAL",
+                      help="memory.available, allocatableMemory.available, nodefs.available, nodefs.inodesFree, "
+                           "imagefs.available, imagefs.inodesFree or pid.available")
+    rank.add_argument("--imagefs", choices=("auto", "dedicated", "shared"), default="auto",
+                      help="is imagefs its own filesystem? (default: guessed from the summary)")
+    _output(rank)
+    rank.set_defaults(command="eviction_rank")
+
+    labs = commands.add_parser("labs", help="the lab notebooks")
+    labs_actions = labs.add_subparsers(required=True, metavar="ACTION")
+    build = labs_actions.add_parser("build", help="write the learner notebooks in labs/ from labs/src/")
+    build.add_argument("--labs-dir", default="labs", help="the folder of learner notebooks (default: labs)")
+    build.add_argument("--force", action="store_true", help="overwrite edited notebooks, keeping a backup of each")
+    build.add_argument("--check", action="store_true", help="write nothing; exit 1 if a notebook is out of date")
+    build.set_defaults(command="labs")
+    return top
+
+
+def _output(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--output", choices=("text", "json"), default="text", help="text (default) or json")

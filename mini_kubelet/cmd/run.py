@@ -1,0 +1,58 @@
+"""`mini-kubelet run`: replay a scenario on a virtual clock and print its timeline.
+
+`mini-kubelet run SCENARIO.yaml [--plot out.png] [--output text|json]` replays the scenario (the format
+is described in mini_kubelet/sim/__init__.py) and prints the timeline: the passes where something changed, then a
+summary. If the scenario has an `expect:` block, the outcome is checked against it and the command exits
+1 when it differs. The JSON output is a stable structure, version "mini-kubelet.run/v1":
+
+    {"version": "mini-kubelet.run/v1",
+     "scenario": {"name", "source", "description", "duration", "node": {"name", "capacity": {...},
+                  "dedicated_image_fs": bool}, "kubelet": {the settings, defaults filled in}},
+     "thresholds": [{"signal", "text", "hard", "grace_period", "min_reclaim"}],
+     "steps": [{"time", "observations": {signal: {"available", "capacity"}}, "thresholds_met": [text],
+                "thresholds_acted_on": [text], "conditions": [str], "reclaimed": null | {"bytes", "inodes",
+                "images", "sufficient"}, "evictions": [{"time", "pod", "signal", "threshold", "hard",
+                "grace_period_override", "grace_period", "stops_at", "message", "annotations",
+                "ranking": [{"pod", "keys", "critical"}], "decided_by"}], "notes": [str]}],
+     "admissions": [{"time", "pod", "admitted", "reason", "message"}],
+     "happenings": [{"time", "text"}],
+     "conditions": [{"type", "from", "to"}],
+     "expect": null | {"checked": int, "failures": [str]}}
+
+Times are seconds since the start; sizes are bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from mini_kubelet import api, sim
+from mini_kubelet.cmd import run_report
+
+
+def _check_plot_path(path: str) -> None:
+    """A .png or .svg name; an existing file is replaced only if it is an image (nothing a user wrote is lost)."""
+    target = Path(path)
+    if target.suffix.lower() not in (".png", ".svg"):
+        raise api.UsageError(f"--plot: {path}: expected a file name ending in .png or .svg")
+    if target.exists():
+        head = target.read_bytes()[:256] if target.is_file() else b""
+        if not (head.startswith(b"\x89PNG") or b"<svg" in head):
+            raise api.UsageError(f"--plot: {path}: the file exists and is not an image; not overwriting it")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Replay a scenario; print the timeline; exit 1 if it differs from the scenario's expect block.
+
+    Upstream: none (a course tool)
+    """
+    if args.plot:
+        _check_plot_path(args.plot)
+    timeline = sim.run_scenario(args.scenario)
+    print(run_report.render_json(timeline) if args.output == "json" else run_report.render_text(timeline))
+    if args.plot:
+        sim.plot_timeline(timeline, args.plot)
+    if timeline.scenario.expect is not None and sim.check_expect(timeline)[1]:
+        return 1
+    return 0

@@ -1,0 +1,54 @@
+"""`mini-kubelet show`: the Pods and Nodes in manifests, with every amount in millicores and bytes.
+
+Upstream: none (a course tool around k8s.io/apimachinery/pkg/api/resource Quantity.MilliValue and Value)
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from kubernetes.client import V1Node, V1Pod
+
+from mini_kubelet import api
+from mini_kubelet.cmd.explain import amount
+from mini_kubelet.cmd.text import table
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print each Pod's and Node's resources, one table row per resource."""
+    for path in args.files:
+        for obj in api.load_manifests(path):
+            print("\n".join(_describe_pod(obj) if isinstance(obj, V1Pod) else _describe_node(obj)))
+    return 0
+
+
+def _describe_pod(pod: V1Pod) -> list[str]:
+    rows = [("container", "resource", "request", "limit")]
+    for kind, containers in (("init", pod.spec.init_containers), ("", pod.spec.containers)):
+        for container in containers or []:
+            resources = container.resources
+            requests = (resources.requests if resources else None) or {}
+            limits = (resources.limits if resources else None) or {}
+            label = f"{container.name} (init)" if kind else container.name
+            for resource in sorted(set(requests) | set(limits)) or ["-"]:
+                rows.append((label, resource, _amount(resource, requests.get(resource)), _amount(resource, limits.get(resource))))
+                label = ""
+    for resource, text in sorted((pod.spec.overhead or {}).items()):
+        rows.append(("(overhead)", resource, _amount(resource, text), "-"))
+    return [f"Pod {api.pod_label(pod)}", *["  " + line for line in table(rows)]]
+
+
+def _describe_node(node: V1Node) -> list[str]:
+    capacity = (node.status.capacity if node.status else None) or {}
+    allocatable = (node.status.allocatable if node.status else None) or {}
+    rows = [("resource", "capacity", "allocatable")]
+    rows += [(r, _amount(r, capacity.get(r)), _amount(r, allocatable.get(r))) for r in sorted(set(capacity) | set(allocatable))]
+    return [f"Node {node.metadata.name}", *["  " + line for line in table(rows)]]
+
+
+def _amount(resource: str, text: str | None) -> str:
+    """CPU in millicores, anything else as a whole number (bytes for memory), with what was written."""
+    if text is None:
+        return "-"
+    exact = amount(resource, text)
+    return exact if exact == str(text) else f"{exact} ({text})"
