@@ -17,8 +17,8 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(STAMP)
 
-serve: $(STAMP)  ## Serve the course at http://127.0.0.1:8000 (rebuilds on change)
-	$(BIN)/mkdocs serve --dev-addr 127.0.0.1:8000
+serve: $(STAMP)  ## Serve the course at http://127.0.0.1:8000 (rebuilds what changed)
+	$(BIN)/mkdocs serve --dirty --dev-addr 127.0.0.1:8000
 
 build: $(STAMP)  ## Build the static site into site/
 	$(BIN)/mkdocs build --strict
