@@ -1,11 +1,22 @@
-"""How fast the course's tools run on its own examples: prints one line a benchmark, no assertions.
+"""How fast the course's tools run: prints one line a benchmark, no assertions.
 
-Run it with `make bench`. Each figure is the best of several repetitions (wall clock, this machine).
+Run it with `make bench` (about four minutes: it builds and serves the site and runs the tests).
+In-process figures are the best of several repetitions; whole commands are timed as a user sees them,
+wall clock, on this machine. The site is built and served from a temporary copy of the course, so the
+figures are "from scratch" (nothing cached) and your own cache is left alone. `BENCH_QUICK=1` skips
+the site and the test suite.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
 import time
+import urllib.request
 from pathlib import Path
 from typing import Callable
 
@@ -16,6 +27,9 @@ from mini_kubelet.sim import run_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
+BIN = Path(sys.executable).parent
+COURSE = ("mkdocs.yml", "docs", "hooks", "labs", "examples", "overrides")  # what a site build reads
+ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
 
 
 def best_of(function: Callable[[], object], repeat: int = 5, number: int = 1) -> float:
@@ -29,7 +43,12 @@ def best_of(function: Callable[[], object], repeat: int = 5, number: int = 1) ->
     return min(times) * 1000
 
 
-def main() -> None:
+def command_ms(argv: list[str], repeat: int = 5) -> float:
+    """The fastest of `repeat` runs of a whole command (a new process each time), in milliseconds."""
+    return best_of(lambda: subprocess.run(argv, cwd=ROOT, env=ENV, check=True, capture_output=True), repeat)
+
+
+def in_process_rows() -> list[tuple[str, str]]:
     pods = [pod for path in sorted((EXAMPLES / "pods").glob("*.yaml")) for pod in api.load_manifests(path)]
     node = api.load_manifests(EXAMPLES / "nodes" / "node.yaml")[0]
     small = api.load_manifests(EXAMPLES / "nodes" / "small-worker.yaml")[0]
@@ -37,7 +56,6 @@ def main() -> None:
     summary = stats.load_summary(EXAMPLES / "summary" / "memory-pressure.json")
     summary_pods = api.load_manifests(EXAMPLES / "summary" / "memory-pods.yaml")
     scenarios = sorted(p for p in (EXAMPLES / "scenarios").glob("*.yaml") if not p.name.startswith("invalid-"))
-
     rows = [
         (f"load the {len(pods)} example Pods", best_of(lambda: [api.load_manifests(p) for p in (EXAMPLES / "pods").glob("*.yaml")])),
         ("explain one Pod (cgroup v2)", best_of(lambda: explain.explain(pods[:1], node), number=20)),
@@ -48,10 +66,97 @@ def main() -> None:
     for path in scenarios:
         timeline = run_scenario(path)
         rows.append((f"replay {path.name} ({len(timeline.steps)} passes)", best_of(lambda p=path: run_scenario(p), repeat=3)))
-    width = max(len(name) for name, _ in rows)
-    print(f"{'benchmark'.ljust(width)}  ms per run")
-    for name, ms in rows:
-        print(f"{name.ljust(width)}  {ms:10.2f}")
+    return [(name, f"{ms:.2f} ms") for name, ms in rows]
+
+
+def start_up_rows() -> list[tuple[str, str]]:
+    bare = command_ms([sys.executable, "-c", "import kubernetes"])
+    explain_ms = command_ms([str(BIN / "mini-kubelet"), "explain", "examples/pods/burstable.yaml"])
+    return [
+        ("python -c 'import kubernetes' (for comparison)", f"{bare:.0f} ms"),
+        ("mini-kubelet --help", f"{command_ms([str(BIN / 'mini-kubelet'), '--help']):.0f} ms"),
+        ("mini-kubelet explain FILE, cold start", f"{explain_ms:.0f} ms ({explain_ms / bare:.2f} x import kubernetes)"),
+    ]
+
+
+def copy_course(into: Path) -> Path:
+    """A copy of what the site build reads, with no cache: a build there starts from scratch."""
+    for part in COURSE:
+        source = ROOT / part
+        (shutil.copytree if source.is_dir() else shutil.copy)(source, into / part)
+    return into
+
+
+def build_rows() -> list[tuple[str, str]]:
+    with tempfile.TemporaryDirectory() as folder:
+        course = copy_course(Path(folder))
+        build = [str(BIN / "mkdocs"), "build", "--strict", "--site-dir", str(course / "site")]
+        timed = []
+        for _ in range(2):  # from scratch, then again with the caches the first build left
+            started = time.perf_counter()
+            subprocess.run(build, cwd=course, env=ENV, check=True, capture_output=True)
+            timed.append(time.perf_counter() - started)
+    return [("mkdocs build --strict, from scratch", f"{timed[0]:.1f} s"),
+            ("mkdocs build --strict, again (caches warm)", f"{timed[1]:.1f} s")]
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _wait_for(url: str, predicate: Callable[[str], bool], timeout: float = 300) -> float:
+    started = time.perf_counter()
+    while time.perf_counter() - started < timeout:
+        try:
+            with urllib.request.urlopen(url, timeout=5) as response:
+                if predicate(response.read().decode("utf-8", "replace")):
+                    return time.perf_counter() - started
+        except OSError:
+            pass
+        time.sleep(0.05)
+    raise TimeoutError(f"{url} did not answer as expected within {timeout:.0f} s")
+
+
+def serve_rows() -> list[tuple[str, str]]:
+    with tempfile.TemporaryDirectory() as folder:
+        course = copy_course(Path(folder))
+        port = _free_port()
+        server = subprocess.Popen([str(BIN / "mkdocs"), "serve", "--dirty", "--dev-addr", f"127.0.0.1:{port}"],
+                                  cwd=course, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            first = _wait_for(f"http://127.0.0.1:{port}/", lambda html: "Inside the Kubelet" in html)
+            page = course / "docs" / "chapter-3" / "qos.md"
+            marker = f"An edit made at {time.time():.0f}."
+            page.write_text(page.read_text() + f"\n{marker}\n")
+            edit = _wait_for(f"http://127.0.0.1:{port}/chapter-3/qos/", lambda html: marker in html)
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    return [("make serve: first page served, from scratch", f"{first:.1f} s"),
+            ("make serve: a one-line page edit visible", f"{edit:.1f} s")]
+
+
+def test_rows() -> list[tuple[str, str]]:
+    started = time.perf_counter()
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=ROOT, env=ENV,
+                            capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    last = (result.stdout.strip().splitlines() or ["no output"])[-1].strip("= ")
+    return [("make test (the whole suite)", f"{seconds:.0f} s ({last})")]
+
+
+def main() -> None:
+    sections = [("In-process (best of several runs)", in_process_rows), ("Start-up", start_up_rows)]
+    if not os.environ.get("BENCH_QUICK"):
+        sections += [("The site", build_rows), ("Serving while editing", serve_rows), ("The tests", test_rows)]
+    for title, rows_of in sections:
+        rows = rows_of()
+        width = max(len(name) for name, _ in rows)
+        print(f"\n{title}")
+        for name, figure in rows:
+            print(f"  {name.ljust(width)}  {figure}")
 
 
 if __name__ == "__main__":
