@@ -1,0 +1,51 @@
+"""Command output on pages: run in one interpreter at build time, byte for byte what the command prints alone."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+
+import pytest
+
+from hooks.course import RUN_MARKER, run_commands
+
+from .conftest import DOCS, ROOT
+
+pytestmark = pytest.mark.ch0
+
+MARKERS = sorted({m.group(2) for page in DOCS.rglob("*.md") for m in RUN_MARKER.finditer(page.read_text())})
+ONE_OF_EACH = sorted({next(c for c in MARKERS if c.split()[1] == name) for name in {c.split()[1] for c in MARKERS}})
+ERRORS = ["mini-kubelet show examples/invalid/memory-limit-12Zi.yaml", "mini-kubelet explain --cgroup-version 3 x.yaml",
+          "mini-kubelet run examples/scenarios/invalid-threshold.yaml", "mini-kubelet --help"]
+
+
+def test_pages_run_every_kind_of_command():
+    assert {c.split()[1] for c in MARKERS} >= {"show", "admit", "explain", "run", "eviction"}
+
+
+@pytest.mark.parametrize("command", ONE_OF_EACH + ERRORS)
+def test_the_batch_prints_what_the_command_prints_alone(command):
+    """One command per kind from the pages, and error paths (bad input, argparse, --help)."""
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "100"}
+    alone = subprocess.run([sys.executable, "-m", "mini_kubelet", *shlex.split(command)[1:]], cwd=ROOT, env=env,
+                           capture_output=True, text=True)
+    [batched] = run_commands([command], ROOT)
+    assert (batched["exit"], batched["stdout"], batched["stderr"]) == (alone.returncode, alone.stdout, alone.stderr)
+
+
+def test_a_batch_keeps_commands_apart():
+    """Output from one command never leaks into the next, whatever the first one did."""
+    first, second, third = run_commands(["mini-kubelet show examples/invalid/memory-limit-12Zi.yaml",
+                                         "mini-kubelet show examples/pods/web.yaml", "mini-kubelet --help"], ROOT)
+    assert first["exit"] == 2 and first["stdout"] == "" and "12Zi" in first["stderr"]
+    assert second["exit"] == 0 and second["stderr"] == "" and second["stdout"].startswith("Pod shop/web\n")
+    assert third["exit"] == 0 and third["stdout"].startswith("usage: mini-kubelet")
+
+
+def test_only_mini_kubelet_commands_run_on_pages():
+    from mkdocs.exceptions import PluginError
+
+    with pytest.raises(PluginError, match="only mini-kubelet commands"):
+        run_commands(["rm -rf /"], ROOT)
