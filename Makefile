@@ -18,7 +18,7 @@ $(STAMP): requirements.txt pyproject.toml
 	touch $(STAMP)
 
 serve: $(STAMP)  ## Serve the course at http://127.0.0.1:8000 (rebuilds what changed)
-	$(BIN)/mkdocs serve --dirty --dev-addr 127.0.0.1:8000
+	$(BIN)/mkdocs serve --dirty --no-strict --dev-addr 127.0.0.1:8000
 
 build: $(STAMP)  ## Build the static site into site/
 	$(BIN)/mkdocs build --strict
