@@ -1,7 +1,8 @@
 """A Pod's effective requests and limits: app containers add up, init containers set a floor.
 
 Upstream: pkg/api/v1/resource/helpers.go (PodRequests, PodLimits, GetResourceRequestQuantity,
-GetResourceRequest) and pkg/apis/core/v1/defaults.go (SetDefaults_Pod, the requests-from-limits part).
+GetResourceRequest) and pkg/apis/core/v1/defaults.go (SetDefaults_Pod, the requests-from-limits part, and
+SetDefaults_ResourceList, the rounding up to milli precision).
 
 The in-place resize feature gate (InPlacePodVerticalScaling) is alpha and off in v1.27, so the path
 that reads requests from `status.containerStatuses[].allocatedResources` is not implemented: requests
@@ -11,7 +12,7 @@ always come from the spec. Sidecar (restartable init) containers do not exist in
 from __future__ import annotations
 
 import copy
-from decimal import Decimal
+from decimal import ROUND_UP, Decimal, localcontext
 from typing import Callable, Optional
 
 from kubernetes.client import V1Container, V1Pod
@@ -53,12 +54,14 @@ def _raise_to(total: ResourceList, floor: ResourceList) -> None:
 
 # --8<-- [start:set_defaults_pod]
 def set_defaults_pod(pod: V1Pod) -> V1Pod:
-    """A defaulted copy of the pod: each container's missing requests are copied from its limits.
+    """A defaulted copy of the pod: missing requests copied from limits, then every amount rounded up to 1m.
 
-    Upstream: pkg/apis/core/v1/defaults.go SetDefaults_Pod
+    Upstream: pkg/apis/core/v1/zz_generated.defaults.go SetObjectDefaults_Pod (its resource parts:
+    SetDefaults_Pod, then SetDefaults_ResourceList on each container's limits and requests and on the overhead)
     """
     pod = copy.deepcopy(pod)
-    for container in (pod.spec.containers or []) + (pod.spec.init_containers or []):
+    containers = (pod.spec.containers or []) + (pod.spec.init_containers or [])
+    for container in containers:
         resources = container.resources
         if resources is None or resources.limits is None:
             continue
@@ -66,7 +69,59 @@ def set_defaults_pod(pod: V1Pod) -> V1Pod:
             resources.requests = {}
         for name, text in resources.limits.items():
             resources.requests.setdefault(name, text)  # an explicit request, even "0", is kept
+    for container in containers + (pod.spec.ephemeral_containers or []):
+        if container.resources is not None:
+            set_defaults_resource_list(container.resources.limits)
+            set_defaults_resource_list(container.resources.requests)
+    set_defaults_resource_list(pod.spec.overhead)
     return pod
+# --8<-- [end:set_defaults_pod]
+
+
+# --8<-- [start:set_defaults_resource_list]
+MILLI = Decimal("0.001")
+
+
+def set_defaults_resource_list(resources: Optional[dict]) -> None:
+    """Round every amount up (away from zero) to a whole milli-unit, in place: 1n of memory is stored as 1m.
+
+    Upstream: pkg/apis/core/v1/defaults.go SetDefaults_ResourceList (Quantity.RoundUp(-3))
+    """
+    for name, text in (resources or {}).items():
+        amount = api.parse_quantity(text)
+        with localcontext() as context:
+            context.prec = max(context.prec, len(amount.as_tuple().digits) + 40)  # exact, whatever the size
+            rounded = amount.quantize(MILLI, rounding=ROUND_UP)
+        if rounded != amount:  # an amount already in whole milli-units keeps the text it was written with
+            resources[name] = canonical_quantity(rounded, text)
+# --8<-- [end:set_defaults_resource_list]
+
+
+_DECIMAL_SUFFIXES = {-3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
+_BINARY_SUFFIXES = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"]
+
+
+def canonical_quantity(amount: Decimal, written: object) -> str:
+    """The string Go prints for a rounded quantity: its written format where the value allows it, else decimal SI.
+
+    Upstream: k8s.io/apimachinery/pkg/api/resource/quantity.go Quantity.CanonicalizeBytes
+    """
+    text = str(written)
+    if text.endswith("i") and amount == amount.to_integral_value() and abs(amount) >= 1024:
+        power = 0
+        while power < len(_BINARY_SUFFIXES) - 1 and amount % 1024 ** (power + 1) == 0:
+            power += 1
+        return f"{int(amount) // 1024 ** power}{_BINARY_SUFFIXES[power]}"
+    sign, digits, exponent = amount.normalize().as_tuple()
+    mantissa = int("".join(map(str, digits))) * (-1 if sign else 1)
+    if exponent % 3:  # the exponent is lowered to a multiple of three (Go's AsCanonicalBytes)
+        mantissa *= 10 ** (exponent % 3)
+        exponent -= exponent % 3
+    if "e" in text.lower():  # a value written with an exponent keeps that format
+        return f"{mantissa}e{exponent}" if exponent else str(mantissa)
+    while exponent > 18:
+        mantissa, exponent = mantissa * 1000, exponent - 3
+    return f"{mantissa}{_DECIMAL_SUFFIXES[exponent]}"
 # --8<-- [end:set_defaults_pod]
 
 

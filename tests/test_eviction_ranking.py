@@ -273,6 +273,36 @@ def test_inode_ranking_subtracts_the_ephemeral_storage_request():
     assert names(ranking.ordered_by(ranking.disk(stats, ALL_FS, INODES))([requested, plain])) == ["plain", "requested"]
 
 
+# rankDiskPressureFunc(fsStatsToMeasure, resourceInodes) = orderedBy(exceedDiskRequests, priority, disk) in
+# pkg/kubelet/eviction/helpers.go, on Pods that DO request ephemeral storage (upstream's inode tests request
+# none). Two rules of upstream decide these rows:
+#   exceedDiskRequests compares inode usage with the Pod's request for "inodes", which no Pod can make, so
+#     GetResourceRequestQuantity is 0 and any Pod using an inode exceeds it: its ephemeral-storage request plays
+#     no part here;
+#   disk subtracts the ephemeral-storage request (in bytes) from the inode count before comparing.
+# Rows: (name, priority, ephemeral-storage request, inodes used) in input order, then the expected ranking.
+INODE_REQUEST_ROWS = [
+    # Same priority: disk decides on inodes minus the byte request, 100 - 0 > 1000 - 2000.
+    ("equal priority", [("small-no-request", DEFAULT, "", 100), ("large-with-request", DEFAULT, "2k", 1000)],
+     ["small-no-request", "large-with-request"]),
+    ("equal priority, input reversed", [("large-with-request", DEFAULT, "2k", 1000), ("small-no-request", DEFAULT, "", 100)],
+     ["small-no-request", "large-with-request"]),
+    # Both exceed (the request for inodes is 0), so priority decides before disk: the lower priority goes first
+    # even though its inode count, less its request, is far smaller.
+    ("lower priority first", [("no-request", DEFAULT, "", 100), ("request-low-priority", LOW, "2k", 1000)],
+     ["request-low-priority", "no-request"]),
+    # A Pod with no inode use does not exceed and goes last, whatever its priority.
+    ("no inodes used", [("idle-low-priority", LOW, "1Gi", 0), ("busy", HIGH, "1Gi", 10)], ["busy", "idle-low-priority"]),
+]
+
+
+@pytest.mark.parametrize("name, rows, expected", INODE_REQUEST_ROWS, ids=[r[0] for r in INODE_REQUEST_ROWS])
+def test_rank_by_inodes_with_ephemeral_storage_requests(name, rows, expected):
+    pods = [disk_pod(pod_name, prio, request) for pod_name, prio, request, _ in rows]
+    stats = stats_func([new_pod_inode_stats(pod, used, 0, 0) for pod, (*_, used) in zip(pods, rows)])
+    assert names(ranking.rank_disk_pressure_func(ALL_FS, INODES)(pods, stats)) == expected
+
+
 @pytest.mark.parametrize("name, containers, inits, overhead, expected", [
     ("sum of containers", [{"memory": "100Mi"}, {"memory": "50Mi"}], [], None, 150 * MI),
     ("a larger init request replaces the sum", [{"memory": "100Mi"}], [{"memory": "1Gi"}], None, GI),

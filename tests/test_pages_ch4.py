@@ -79,9 +79,14 @@ def test_misconceptions_are_stated_head_on(misconception, page):
     assert f'!!! warning "Misconception: {misconception}"' in (CHAPTER / page).read_text()
 
 
-def test_since_notes_give_no_unverified_version():
-    # The post-1.27 grace-period changes are cited by pull request, not by a release number.
+def test_since_notes_date_the_grace_period_changes():
+    # The post-1.27 grace-period changes carry the release whose source first has them: the 1-second
+    # hard-eviction override (#124063, immediateEvictionGracePeriodSeconds) is in v1.31's eviction_manager.go
+    # and not v1.30's; the soft-eviction minimum (#122890, AllowOverwriteTerminationGracePeriodSeconds) is in
+    # v1.32's and not v1.31's.
     for page in PAGES:
         for note in re.findall(r'!!! info "Since 1.27"\n((?:    .*\n|\n)+)', page.read_text()):
-            if "#124063" in note or "#122890" in note:
-                assert not re.search(r"v1\.(2[89]|3\d)|merged in \d", note), page.name
+            for pr, release in (("#124063", "v1.31"), ("#122890", "v1.32")):
+                for item in re.split(r"\n    - ", note):
+                    if pr in item:
+                        assert release in item and "a later release" not in item, (page.name, pr)

@@ -13,6 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kubernetes.client import V1EphemeralContainer, V1ResourceRequirements
+
 from mini_kubelet import api, resource
 
 pytestmark = pytest.mark.ch3
@@ -199,6 +201,71 @@ def test_set_defaults_pod_copies_missing_requests_from_limits():
         {"cpu": "1", "memory": "1Gi"}, {"cpu": "0", "memory": "2Gi"}, None]
     assert defaulted.spec.init_containers[0].resources.requests == {"memory": "64Mi"}
     assert pod.spec.containers[0].resources.requests is None
+
+
+# Rows of pkg/apis/core/v1/defaults_test.go (read at kubernetes/kubernetes, a copy newer than v1.27; these two
+# tests are the same in v1.27): each row's resources are given to one app container AND one init container, as
+# upstream does, and both must come out with the expected requests and limits. Values compare as quantities
+# (upstream's Cmp) and, where upstream checks String(), as text too.
+DEFAULTS_TEST_ROWS = [
+    # TestSetMinimumScalePod: 1n of memory is rounded up to 1m; the 2n cpu limit (and the request copied from it)
+    # to 1m as well.
+    ("TestSetMinimumScalePod", {"requests": {"memory": "1n"}, "limits": {"cpu": "2n"}},
+     {"memory": "1m", "cpu": "1m"}, {"cpu": "1m"}),
+    # TestSetDefaultRequestsPod: requests default to limits, and an explicit request of 0 is kept.
+    ("TestSetDefaultRequestsPod/limits", {"requests": {"memory": "0"}, "limits": {"cpu": "100m", "memory": "1Gi"}},
+     {"cpu": "100m", "memory": "0"}, {"cpu": "100m", "memory": "1Gi"}),
+    # TestSetDefaultRequestsPod: nothing is defaulted when no limits are given.
+    ("TestSetDefaultRequestsPod/no limits", {}, None, None),
+]
+
+
+@pytest.mark.parametrize("name, resources, requests, limits", DEFAULTS_TEST_ROWS, ids=[r[0] for r in DEFAULTS_TEST_ROWS])
+def test_set_defaults_pod_upstream_rows(name, resources, requests, limits):
+    defaulted = resource.set_defaults_pod(make_pod([resources], [resources]))
+    for container in (defaulted.spec.containers[0], defaulted.spec.init_containers[0]):
+        assert (container.resources.requests or None) == requests
+        assert (container.resources.limits or None) == limits
+        for name_, text in (requests or {}).items():
+            assert api.parse_quantity(container.resources.requests[name_]) == api.parse_quantity(text)
+
+
+# k8s.io/apimachinery quantity_test.go#TestQuantityRoundUp, the rows at scale -3 (the scale SetDefaults_ResourceList
+# uses), then amounts that need rounding, each with the string Go prints afterwards (CanonicalizeBytes: decimal SI
+# for a fraction, the written binary or exponent format when the rounded value can keep it).
+@pytest.mark.parametrize("written, stored", [
+    ("9.01", "9.01"), ("-9.01", "-9.01"),  # already whole milli-units: unchanged
+    ("1n", "1m"), ("999999n", "1m"), ("1000001n", "2m"), ("1.5n", "1m"),
+    ("0.0015", "2m"), ("0.9999", "1"), ("999.9999", "1k"), ("1000.0000001", "1000001m"),
+    ("-1n", "-1m"),  # away from zero, as Go's RoundUp does
+    ("1e-4", "1e-3"), ("1.0001Ki", "1024103m"), ("1023.9999999Ki", "1Mi"),
+    ("100m", "100m"), ("1Gi", "1Gi"), ("0", "0"), (2, 2),
+])
+def test_set_defaults_resource_list_rounds_up_to_milli(written, stored):
+    """pkg/apis/core/v1/defaults.go SetDefaults_ResourceList: every amount rounded up to a whole milli-unit."""
+    resources = {"memory": written}
+    resource.set_defaults_resource_list(resources)
+    assert resources == {"memory": stored}
+    assert api.parse_quantity(stored) * 1000 == int(api.parse_quantity(stored) * 1000)
+
+
+def test_set_defaults_pod_rounds_overhead_and_ephemeral_containers():
+    """SetObjectDefaults_Pod also rounds spec.overhead and each ephemeral container's resources."""
+    pod = make_pod([{}], overhead={"memory": "1n"})
+    pod.spec.ephemeral_containers = [V1EphemeralContainer(name="debug", resources=V1ResourceRequirements(
+        limits={"cpu": "0.5m"}))]
+    defaulted = resource.set_defaults_pod(pod)
+    assert defaulted.spec.overhead == {"memory": "1m"}
+    assert defaulted.spec.ephemeral_containers[0].resources.limits == {"cpu": "1m"}
+    assert defaulted.spec.ephemeral_containers[0].resources.requests is None  # no requests-from-limits for them
+    assert pod.spec.overhead == {"memory": "1n"}
+
+
+def test_rounding_changes_what_the_kubelet_computes():
+    """Three containers requesting 1n of CPU: 1 millicore as written (the sum rounded once), 3m once stored."""
+    pod = make_pod([{"requests": {"cpu": "1n"}}] * 3)
+    assert resource.get_resource_request(pod, "cpu") == 1
+    assert resource.get_resource_request(resource.set_defaults_pod(pod), "cpu") == 3
 
 
 QUANTITY = st.integers(min_value=0, max_value=10**6).map(lambda n: f"{n}m")
