@@ -6,11 +6,17 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 LABS = ROOT / "labs"
 DOCS = ROOT / "docs"
+
+# Property tests check answers, not speed (speed is `make bench`): no per-example deadline that a busy
+# machine could miss.
+settings.register_profile("course", deadline=None)
+settings.load_profile("course")
 
 
 @pytest.hookimpl(hookwrapper=True)
