@@ -59,16 +59,17 @@ def parse_quantity(text: Any, *, source: str = "<manifest>", path: str = "") -> 
     if isinstance(text, bool) or not isinstance(text, (str, int, float)):
         raise ManifestError(source, path, f"invalid quantity {json.dumps(text, default=str)}")
     string = str(text)  # a YAML float 0.1 must stay 0.1, not the binary float's expansion
+    shown = string if len(string) <= 32 else f"{string[:16]}...{string[-8:]}"  # no 400-digit number in a message
     if not _QUANTITY.fullmatch(string):
-        raise ManifestError(source, path, f'invalid quantity "{string}"')
+        raise ManifestError(source, path, f'invalid quantity "{shown}"')
     exponent = re.search(r"[eE]([+-]?\d+)$", string)
     if exponent and int(exponent.group(1)) > 100:  # past int64 anyway; Python would build the whole number first
-        raise ManifestError(source, path, f'quantity "{string}" is out of range (the kubelet reads int64 amounts)')
+        raise ManifestError(source, path, f'quantity "{shown}" is out of range (the kubelet reads int64 amounts)')
     amount = _client_parse_quantity(string)
     if abs(amount) > MAX_INT64:
         if string[-2:] in _BINARY_SUFFIXES:  # ParseQuantity caps a binary-suffixed amount at the int64 maximum
             return Decimal(MAX_INT64).copy_sign(amount)
-        raise ManifestError(source, path, f'quantity "{string}" is out of range (the kubelet reads int64 amounts)')
+        raise ManifestError(source, path, f'quantity "{shown}" is out of range (the kubelet reads int64 amounts)')
     return amount
 # --8<-- [end:parse_quantity]
 
@@ -164,8 +165,8 @@ def parse_yaml_documents(text: str, source: str) -> list[Any]:
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(err, "problem", None) or "cannot parse"
         raise ManifestError(source, where, f"invalid YAML ({problem})") from None
-    except RecursionError:
-        raise ManifestError(source, "", "invalid YAML (nested too deeply)") from None
+    except (RecursionError, ValueError):  # nested too deeply, or an integer of thousands of digits
+        raise ManifestError(source, "", "invalid YAML (a number or nesting past any real manifest)") from None
     _check_size(docs, source)
     return docs
 
@@ -201,7 +202,10 @@ def load_manifests(path: str | Path, notes: list[str] | None = None) -> list[Man
         doc_source = source if len(docs) == 1 else f"{source} (document {number})"
         if isinstance(doc, dict) and doc.get("kind") in LIST_KINDS:
             items = _sequence(doc.get("items"), doc_source, "items")
+            typed = {"PodList": "Pod", "NodeList": "Node"}.get(doc["kind"])
             for i, item in enumerate(items):
+                if typed and isinstance(item, dict) and "kind" not in item:  # the API leaves kind out of typed items
+                    item = {"apiVersion": doc.get("apiVersion", "v1"), "kind": typed, **item}
                 objects += _read_object(item, doc_source, f"items[{i}]", skipped, notes)
         else:
             objects += _read_object(doc, doc_source, "", skipped, notes)
