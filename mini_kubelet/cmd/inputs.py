@@ -29,7 +29,8 @@ class Inputs:
         """The Pods and Nodes in a file, its notes (templates read, documents skipped) printed on stderr."""
         if path == api.STDIN:
             if self.stdin_used_by:
-                raise api.UsageError(f"{flag or 'FILE'}: - (standard input) is already read for {self.stdin_used_by}")
+                raise api.UsageError(f"{flag}: - (standard input) is already read for {self.stdin_used_by}" if flag
+                                     and flag != self.stdin_used_by else "- (standard input) can be given only once")
             self.stdin_used_by = flag or "FILE"
         notes: list[str] = []
         objects = api.load_manifests(path, notes)

@@ -18,6 +18,8 @@ from mini_kubelet.cmd.text import table
 
 def run(args: argparse.Namespace) -> int:
     """Print each Pod's and Node's resources, one table row per resource ("-" reads standard input)."""
+    if args.files.count(api.STDIN) > 1:
+        raise api.UsageError("- (standard input) can be given only once")
     inputs = Inputs()
     for path in args.files:
         for obj in inputs.load(path):
