@@ -16,7 +16,7 @@ The command exits 1 when a Pod is rejected. The JSON output
      "running": {"counted": ["ns/name", ...], "left_out": [{"pod": "ns/name", "why": str}, ...],
                  "inactive": [{"pod": "ns/name", "why": str}, ...], "admitting": [{"pod": "ns/name", "why": str}]},
      "notes": [str],
-     "pods": [{"namespace": str, "name": str, "admitted": bool, "skipped": str,
+     "pods": [{"namespace": str, "name": str, "admitted": bool, "skipped": str, "notes": [str],
                "decided_by": {"handler": str, "upstream": str, "check": str} | null,
                "status": {"phase": str, "reason": str, "message": str},
                "event": {"type": str, "reason": str, "message": str} | null,
@@ -67,7 +67,7 @@ def admission_report(pods: list[V1Pod], node: V1Node, running: list[V1Pod]) -> d
     active = {id(p) for p in kubelet.filter_out_inactive_pods(counted)}
     inactive = [{"pod": api.pod_label(p), "why": f"phase {p.status.phase}"} for p in counted if id(p) not in active]
     conditions = node_pressure_conditions(node)
-    notes = [note for note in [kubelet_version_note(node)] + [sidecar_note(p) for p in pods] if note]
+    notes = [note for note in [kubelet_version_note(node)] if note]
     report = {"version": VERSION,
               "node": {"name": node.metadata.name, "os": lifecycle.GOOS,
                        "allocatable": scheduler.new_node_info(node, []).allocatable, "conditions": conditions},
@@ -101,6 +101,7 @@ def _describe(outcome: kubelet.AdmissionOutcome, node: V1Node, conditions: list[
              "status": {"phase": _phase(outcome), "reason": outcome.status_reason,
                         "message": outcome.status_message},
              "event": dict(zip(("type", "reason", "message"), outcome.event)) if outcome.event else None,
+             "notes": [note for note in [sidecar_note(pod)] if note],
              "checks": [], "fit": [], "ignored_requests": [], "checked_against": len(outcome.active_pods),
              "preempted": [{"pod": api.pod_label(v.pod),
                             "status": {"phase": v.status_phase, "reason": v.status_reason, "message": v.status_message},
@@ -282,6 +283,7 @@ def render_text(report: dict, *, brief: bool = False) -> str:
                                       f"{victim['status']['reason']} ({victim['status']['message']})"))
         if brief and pod["ignored_requests"]:
             rows.append(("ignored", ", ".join(pod["ignored_requests"]) + " (extended, not listed by the node)"))
+        rows += [("note", note) for note in pod["notes"]]
         lines += _rows(rows)
         if brief:
             continue

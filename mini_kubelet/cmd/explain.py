@@ -15,7 +15,7 @@ The JSON output (`--output json`) is a stable structure, version "mini-kubelet.e
                 "containers": [{"name": str, "kind": "container" | "init container",
                                 "requests": {resource: amount}, "limits": {resource: amount},
                                 "copied_requests": [resource], "oom_score_adj": int, "cgroup": str}],
-                "cgroup": str}],
+                "cgroup": str, "notes": [str]}],
       "cgroups": [{"path": str, "kind": "node" | "qos" | "pod" | "container" | "init container",
                    "pod": str, "container": str, "note": str,
                    "files": [{"name": str, "value": str, "computed_by": str}]}]
@@ -125,7 +125,7 @@ def explain(pods: list[V1Pod], node: Optional[V1Node], *, cgroup_version: int = 
             "memory_capacity": api.value(capacity.get("memory", Decimal(0))),
         },
         "inactive": [{"pod": api.pod_label(p), "why": f"phase {p.status.phase}"} for p in given if id(p) not in active],
-        "notes": [note for note in [kubelet_version_note(node)] + [sidecar_note(p) for p in pods] if note],
+        "notes": [note for note in [kubelet_version_note(node)] if note],
         "pods": [],
         "cgroups": [_cgroup_json(cgroup) for cgroup in tree],
     }
@@ -143,6 +143,7 @@ def explain(pods: list[V1Pod], node: Optional[V1Node], *, cgroup_version: int = 
             "containers": [_container_json(kind, container, written, own[(kind, container.name)])
                            for (kind, container), (_, written) in zip(_containers(pod), _containers(original))],
             "cgroup": next((c.path for c in own.values() if c.kind == "pod"), ""),
+            "notes": [note for note in [sidecar_note(original)] if note],
         })
     return report
 
@@ -225,6 +226,7 @@ def render_text(report: dict, *, color: bool = False) -> str:
         lines.append(paint(f"Pod {pod['namespace']}/{pod['name']}", "bold") + "  QoS class "
                      + paint(pod["qos_class"], "qos"))
         lines += wrap(f"why (GetPodQOS): {pod['qos_reason']}", "  ")
+        lines += [line for note in pod["notes"] for line in wrap(f"note: {note}", "  ")]
         lines += _resource_table(pod)
         if pod["defaulted_requests"]:
             lines.append("  * copied from the limit, as the API server does (SetDefaults_Pod)")
