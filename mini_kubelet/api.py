@@ -9,6 +9,7 @@ import copy
 import json
 import math
 import re
+import sys
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Union
@@ -33,6 +34,21 @@ _QUANTITY = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([KMGTPE]i|[eE][+-]?\d+|[numkMGTP
 # Resources whose limit may not be below the request (API validation of a container).
 _LIMITED = ("cpu", "memory", "ephemeral-storage")
 
+# --8<-- [start:bounds]
+STDIN = "-"  # a file argument "-" reads standard input (`kubectl get pod x -o yaml | mini-kubelet show -`)
+MAX_FILE_BYTES = 16 * 2**20  # 16 MiB: `kubectl get pods -A -o yaml` of a thousand Pods is well under it
+MAX_NODES = 2_000_000  # values in one file's documents, anchors and aliases expanded (a YAML "billion laughs" stops here)
+MAX_INT64 = 2**63 - 1  # the kubelet reads amounts as int64 (Quantity.Value, MilliValue)
+# --8<-- [end:bounds]
+
+# Workloads whose Pods are made from a template, and where the template is in each.
+WORKLOAD_TEMPLATES = {
+    "Deployment": ("spec", "template"), "StatefulSet": ("spec", "template"), "DaemonSet": ("spec", "template"),
+    "ReplicaSet": ("spec", "template"), "ReplicationController": ("spec", "template"), "Job": ("spec", "template"),
+    "CronJob": ("spec", "jobTemplate", "spec", "template"),
+}
+LIST_KINDS = ("List", "PodList", "NodeList")  # kubectl get -o yaml prints List; the API (get --raw) PodList
+
 
 # --8<-- [start:parse_quantity]
 def parse_quantity(text: Any, *, source: str = "<manifest>", path: str = "") -> Decimal:
@@ -43,9 +59,18 @@ def parse_quantity(text: Any, *, source: str = "<manifest>", path: str = "") -> 
     if isinstance(text, bool) or not isinstance(text, (str, int, float)):
         raise ManifestError(source, path, f"invalid quantity {json.dumps(text, default=str)}")
     string = str(text)  # a YAML float 0.1 must stay 0.1, not the binary float's expansion
+    shown = string if len(string) <= 32 else f"{string[:16]}...{string[-8:]}"  # no 400-digit number in a message
     if not _QUANTITY.fullmatch(string):
-        raise ManifestError(source, path, f'invalid quantity "{string}"')
-    return _client_parse_quantity(string)
+        raise ManifestError(source, path, f'invalid quantity "{shown}"')
+    exponent = re.search(r"[eE]([+-]?\d+)$", string)
+    if exponent and int(exponent.group(1)) > 100:  # past int64 anyway; Python would build the whole number first
+        raise ManifestError(source, path, f'quantity "{shown}" is out of range (the kubelet reads int64 amounts)')
+    amount = _client_parse_quantity(string)
+    if abs(amount) > MAX_INT64:
+        if string[-2:] in _BINARY_SUFFIXES:  # ParseQuantity caps a binary-suffixed amount at the int64 maximum
+            return Decimal(MAX_INT64).copy_sign(amount)
+        raise ManifestError(source, path, f'quantity "{shown}" is out of range (the kubelet reads int64 amounts)')
+    return amount
 # --8<-- [end:parse_quantity]
 
 
@@ -67,6 +92,9 @@ def value(quantity: Decimal | str | int) -> int:
     """
     return math.ceil(_as_decimal(quantity))
 # --8<-- [end:value]
+
+
+_BINARY_SUFFIXES = ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
 
 
 def _as_decimal(quantity: Decimal | str | int) -> Decimal:
@@ -107,18 +135,29 @@ def node_from_manifest(doc: Any, source: str = "<manifest>") -> V1Node:
     return _deserialize(doc, "V1Node", source)
 
 
+def source_name(path: str | Path) -> str:
+    """How messages name a file argument: its path, or <stdin> for "-"."""
+    return "<stdin>" if str(path) == STDIN else str(path)
+
+
 def read_text(path: str | Path) -> str:
-    """A file's text, or a ManifestError naming the file when it cannot be read."""
+    """A file's text ("-": standard input), at most MAX_FILE_BYTES; ManifestError naming the file otherwise."""
+    source = source_name(path)
     try:
-        return Path(path).read_text(encoding="utf-8")
+        if str(path) == STDIN:
+            data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+        else:
+            with open(path, "rb") as file:
+                data = file.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise ManifestError(source, "", f"larger than {MAX_FILE_BYTES // 2**20} MiB: not read")
+        return data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as err:
-        raise ManifestError(str(path), "", f"cannot read file ({getattr(err, 'strerror', None) or err})") from None
+        raise ManifestError(source, "", f"cannot read file ({getattr(err, 'strerror', None) or err})") from None
 
 
-def load_manifests(path: str | Path) -> list[Manifest]:
-    """Read every Pod and Node in a YAML or JSON file (several documents, or a kind: List)."""
-    source = str(path)
-    text = read_text(path)
+def parse_yaml_documents(text: str, source: str) -> list[Any]:
+    """The documents of a YAML (or JSON) text, empty ones dropped; one-line ManifestError on bad YAML or a bomb."""
     try:
         docs = [d for d in yaml.safe_load_all(text) if d is not None]
     except yaml.YAMLError as err:
@@ -126,17 +165,98 @@ def load_manifests(path: str | Path) -> list[Manifest]:
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(err, "problem", None) or "cannot parse"
         raise ManifestError(source, where, f"invalid YAML ({problem})") from None
+    except (RecursionError, ValueError):  # nested too deeply, or an integer of thousands of digits
+        raise ManifestError(source, "", "invalid YAML (a number or nesting past any real manifest)") from None
+    _check_size(docs, source)
+    return docs
+
+
+def _check_size(docs: list, source: str) -> None:
+    """Count the values with aliases expanded (as the client will), stopping at MAX_NODES."""
+    stack, count = list(docs), 0
+    while stack:
+        item = stack.pop()
+        count += 1
+        if count > MAX_NODES:
+            raise ManifestError(source, "", f"more than {MAX_NODES} values once YAML aliases are expanded: not read")
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def load_manifests(path: str | Path, notes: list[str] | None = None) -> list[Manifest]:
+    """Read every Pod and Node in a YAML or JSON file ("-": standard input): documents, a List or a PodList.
+
+    A workload (Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob) is read as the Pod its
+    template makes; any other kind (a Namespace, a Service) is skipped. Each template read and each
+    document skipped is said in `notes`, when given.
+    """
+    source = source_name(path)
+    docs = parse_yaml_documents(read_text(path), source)
+    notes = [] if notes is None else notes
     objects: list[Manifest] = []
+    skipped: list[str] = []
     for number, doc in enumerate(docs, start=1):
         doc_source = source if len(docs) == 1 else f"{source} (document {number})"
-        if isinstance(doc, dict) and doc.get("kind") == "List":
+        if isinstance(doc, dict) and doc.get("kind") in LIST_KINDS:
             items = _sequence(doc.get("items"), doc_source, "items")
-            objects += [_from_manifest(item, doc_source, f"items[{i}]") for i, item in enumerate(items)]
+            typed = {"PodList": "Pod", "NodeList": "Node"}.get(doc["kind"])
+            for i, item in enumerate(items):
+                if typed and isinstance(item, dict) and "kind" not in item:  # the API leaves kind out of typed items
+                    item = {"apiVersion": doc.get("apiVersion", "v1"), "kind": typed, **item}
+                objects += _read_object(item, doc_source, f"items[{i}]", skipped, notes)
         else:
-            objects.append(_from_manifest(doc, doc_source, ""))
+            objects += _read_object(doc, doc_source, "", skipped, notes)
+    if skipped:
+        notes.append(f"{source}: skipped (not a Pod, a Node or a workload with a Pod template): {', '.join(skipped)}")
     if not objects:
-        raise ManifestError(source, "", "no Kubernetes objects found")
+        raise ManifestError(source, "", "no Kubernetes objects found" if not skipped else "no Pod or Node found")
     return objects
+
+
+def _read_object(doc: Any, source: str, prefix: str, skipped: list[str], notes: list[str]) -> list[Manifest]:
+    """One document or list item: a Pod or Node, the Pod of a workload's template, or nothing (skipped)."""
+    kind = doc.get("kind") if isinstance(doc, dict) else None
+    if isinstance(kind, str) and kind in WORKLOAD_TEMPLATES:
+        pod, where = _pod_from_template(doc, source, prefix)
+        notes.append(f"{source}: {kind} {pod_label(pod)}: read through its Pod template ({where}), "
+                     "the Pod each replica would get")
+        return [pod]
+    if isinstance(kind, str) and kind not in ("Pod", "Node") and isinstance(doc.get("apiVersion"), str):
+        metadata = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+        name = metadata.get("name")
+        named = f"{metadata.get('namespace')}/{name}" if metadata.get("namespace") and name else name
+        skipped.append(f"{kind} {named}" if isinstance(named, str) else kind)
+        return []
+    return [_from_manifest(doc, source, prefix)]
+
+
+def _pod_from_template(doc: dict, source: str, prefix: str) -> tuple[V1Pod, str]:
+    """The Pod a workload's template makes: the template's metadata and spec, named after the workload."""
+    fields = WORKLOAD_TEMPLATES[doc["kind"]]
+    where = ".".join(fields)
+    metadata = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    template: Any = doc
+    for depth, name in enumerate(fields):
+        template = template.get(name) if isinstance(template, dict) else None
+        if not isinstance(template, dict):
+            path = ".".join(fields[:depth + 1])
+            raise ManifestError(source, f"{prefix}.{path}" if prefix else path,
+                                f"expected a mapping (the Pod template of a {doc['kind']}), got {type_name(template)}")
+    template_metadata = template.get("metadata") if isinstance(template.get("metadata"), dict) else {}
+    pod_metadata = {**template_metadata, "name": metadata.get("name") or template_metadata.get("name")}
+    if metadata.get("namespace"):
+        pod_metadata["namespace"] = metadata["namespace"]
+    pod_doc = {"apiVersion": "v1", "kind": "Pod", "metadata": pod_metadata, "spec": template.get("spec")}
+    inner = f"{prefix}.{where}" if prefix else where
+    try:
+        pod = pod_from_manifest(pod_doc, source)
+    except ManifestError as err:
+        path = err.path if err.path.startswith("metadata.name") else f"{inner}.{err.path}" if err.path else inner
+        raise ManifestError(err.source, path, err.problem) from None
+    return pod, where
 
 
 def _from_manifest(doc: Any, source: str, prefix: str) -> Manifest:

@@ -184,12 +184,14 @@ def load_summary(path: str | Path) -> Summary:
 
     Upstream: pkg/kubelet/server/stats/handler.go handleSummary (the endpoint that serves this JSON)
     """
-    source = str(path)
+    source = "<stdin>" if str(path) == "-" else str(path)
     text = read_text(path)
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as err:
         raise ManifestError(source, f"line {err.lineno}, column {err.colno}", f"invalid JSON ({err.msg})") from None
+    except (ValueError, RecursionError):  # an integer of thousands of digits, or nesting too deep
+        raise ManifestError(source, "", "invalid JSON (a number or nesting past any real Summary)") from None
     return summary_from_json(doc, source)
 # --8<-- [end:load_summary]
 
@@ -271,5 +273,6 @@ def _describe(raw: Any) -> str:
         return "nothing"
     if isinstance(raw, (dict, list)):
         return "a mapping" if isinstance(raw, dict) else "a list"
-    return json.dumps(raw)
+    text = json.dumps(raw)
+    return text if len(text) <= 40 else f"{text[:20]}... ({len(text)} characters)"
 

@@ -78,9 +78,16 @@ def files(tmp_path):
     return write
 
 
+def expected_exit(report: dict) -> int:
+    """admit exits 1 when a Pod is rejected (as `run` does when an expect fails), else 0."""
+    return 1 if any(not pod["admitted"] and not pod["skipped"] for pod in report["pods"]) else 0
+
+
 def run_json(capsys, *args):
-    assert main(["admit", *args, "--output", "json"]) == 0
-    return json.loads(capsys.readouterr().out)
+    code = main(["admit", *args, "--output", "json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == expected_exit(report)
+    return report
 
 
 def test_json_outcomes_in_creation_order_with_fit_numbers(capsys, files):
@@ -112,7 +119,7 @@ def test_json_is_stable(capsys, files):
 
 
 def test_text_output_is_aligned_and_names_the_decision(capsys, files):
-    assert main(["admit", files("new.yaml", NEW_PODS), "--node", NODE, "--running", files("r.yaml", RUNNING)]) == 0
+    assert main(["admit", files("new.yaml", NEW_PODS), "--node", NODE, "--running", files("r.yaml", RUNNING)]) == 1
     out = capsys.readouterr().out
     assert "Pod default/web: ADMITTED" in out
     assert "Pod jobs/batch: REJECTED by the predicate handler" in out
@@ -141,7 +148,7 @@ def test_text_fits_80_columns_and_unwraps_to_the_exact_texts(capsys, name, brief
     args = [str(EXAMPLES / "pods" / name), "--node", str(EXAMPLES / "nodes" / "small-worker.yaml"),
             "--running", str(EXAMPLES / "pods" / "admission-running.yaml")]
     report = run_json(capsys, *args)
-    assert main(["admit", *args] + (["--brief"] if brief else [])) == 0
+    assert main(["admit", *args] + (["--brief"] if brief else [])) == expected_exit(report)
     out = capsys.readouterr().out
     assert max(len(line) for line in out.splitlines()) <= 80
     flat = " ".join(out.split())
@@ -157,7 +164,7 @@ def test_brief_shows_every_failed_check_the_reported_one_first(capsys):
     # admission-two-failures.yaml: cpu and the node selector both fail; the kubelet reports cpu.
     args = [str(EXAMPLES / "pods" / "admission-two-failures.yaml"), "--node", str(EXAMPLES / "nodes" / "small-worker.yaml"),
             "--running", str(EXAMPLES / "pods" / "admission-running.yaml")]
-    assert main(["admit", *args, "--brief"]) == 0
+    assert main(["admit", *args, "--brief"]) == 1  # rejected
     lines = capsys.readouterr().out.splitlines()
     failed = [i for i, line in enumerate(lines) if line.startswith("  failed  ")]
     assert len(failed) == 1

@@ -71,9 +71,20 @@ def test_quantities_the_api_rejects_are_rejected(text):
         api.parse_quantity(text)
 
 
+_MULTIPLIER = {"": Decimal(1), "m": Decimal("0.001"), "k": Decimal(1000), "Ki": Decimal(2**10), "Mi": Decimal(2**20),
+               "Gi": Decimal(2**30), "M": Decimal(10**6), "G": Decimal(10**9)}
+
+
 @given(st.integers(min_value=0, max_value=10**12), st.sampled_from(["", "m", "k", "Ki", "Mi", "Gi", "M", "G"]))
 def test_any_canonical_quantity_parses_and_rounds_up(number, suffix):
     text = f"{number}{suffix}"
+    if Decimal(number) * _MULTIPLIER[suffix] > api.MAX_INT64:  # past what the kubelet's int64 amounts hold
+        if suffix.endswith("i"):  # ParseQuantity caps a binary-suffixed amount at the int64 maximum
+            assert api.parse_quantity(text) == api.MAX_INT64
+        else:
+            with pytest.raises(api.ManifestError, match="out of range"):
+                api.parse_quantity(text)
+        return
     exact = api.parse_quantity(text)
     assert api.milli_value(text) >= exact * 1000 > api.milli_value(text) - 1
     assert api.value(text) >= exact > api.value(text) - 1
@@ -120,7 +131,10 @@ MALFORMED = [
     ("empty file", "", "bad.yaml: no Kubernetes objects found"),
     ("a list, not a mapping", "- a\n- b\n", "bad.yaml: expected a Pod or Node manifest (a mapping), got a list"),
     ("a string, not a mapping", "hello\n", "bad.yaml: expected a Pod or Node manifest (a mapping), got a string"),
-    ("wrong kind", "apiVersion: apps/v1\nkind: Deployment\n", 'bad.yaml: kind: expected Pod or Node, got "Deployment"'),
+    ("a Deployment without a template", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n",
+     "bad.yaml: spec: expected a mapping (the Pod template of a Deployment), got nothing"),
+    ("only a Service", "apiVersion: v1\nkind: Service\nmetadata: {name: web}\n", "bad.yaml: no Pod or Node found"),
+    ("a kind without an apiVersion", "kind: Service\nmetadata: {name: web}\n", 'bad.yaml: kind: expected Pod or Node, got "Service"'),
     ("no kind", "apiVersion: v1\nmetadata: {name: x}\n", "bad.yaml: kind: expected Pod or Node, got no kind"),
     ("wrong apiVersion", "apiVersion: v2\nkind: Pod\n", 'bad.yaml: apiVersion: expected "v1", got "v2"'),
     ("no name", "apiVersion: v1\nkind: Pod\nmetadata: {}\nspec: {containers: [{name: a}]}\n",
@@ -181,7 +195,7 @@ def test_a_missing_file_is_named():
 
 def test_cli_prints_one_line_and_exits_2_on_bad_input(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "pod.yaml").write_text(MALFORMED[15][1])
+    (tmp_path / "pod.yaml").write_text(next(text for _, text, message in MALFORMED if message.endswith('"12Zi"')))
     before = (tmp_path / "pod.yaml").read_bytes()
     result = subprocess.run([sys.executable, "-m", "mini_kubelet", "show", "pod.yaml"], capture_output=True, text=True)
     assert result.returncode == 2

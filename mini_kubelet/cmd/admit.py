@@ -5,14 +5,18 @@ Each Pod in POD.yaml goes through HandlePodAdditions: oldest first, each checked
 check decided, the status and event exactly as the kubelet writes them, and the fit numbers.
 
 Running Pods bound to another node (spec.nodeName set to another name) are left out, as they are not in
-this kubelet's pod manager; a running mirror Pod stands for its static Pod. The JSON output
+this kubelet's pod manager, and so is a running Pod with the UID of a Pod being admitted (it is that Pod);
+a running mirror Pod stands for its static Pod. The Node's pressure conditions (MemoryPressure, DiskPressure,
+PIDPressure with status "True") are what the eviction manager reports, and its admit handler reads them.
+The command exits 1 when a Pod is rejected. The JSON output
 (`--output json`) is a stable structure, version "mini-kubelet.admit/v1":
 
     {"version": "mini-kubelet.admit/v1",
-     "node": {"name": str, "os": "linux", "allocatable": {resource: int}},
+     "node": {"name": str, "os": "linux", "allocatable": {resource: int}, "conditions": [str]},
      "running": {"counted": ["ns/name", ...], "left_out": [{"pod": "ns/name", "why": str}, ...],
-                 "inactive": [{"pod": "ns/name", "why": str}, ...]},
-     "pods": [{"namespace": str, "name": str, "admitted": bool, "skipped": str,
+                 "inactive": [{"pod": "ns/name", "why": str}, ...], "admitting": [{"pod": "ns/name", "why": str}]},
+     "notes": [str],
+     "pods": [{"namespace": str, "name": str, "admitted": bool, "skipped": str, "notes": [str],
                "decided_by": {"handler": str, "upstream": str, "check": str} | null,
                "status": {"phase": str, "reason": str, "message": str},
                "event": {"type": str, "reason": str, "message": str} | null,
@@ -34,6 +38,8 @@ import json
 from kubernetes.client import V1Node, V1Pod
 
 from mini_kubelet import api, kubelet, lifecycle, scheduler, types
+from mini_kubelet.cmd.inputs import Inputs, kubelet_version_note, sidecar_note
+from mini_kubelet.eviction import manager as eviction
 
 VERSION = "mini-kubelet.admit/v1"
 _UNITS = {scheduler.PODS: "pods", scheduler.CPU: "millicores", scheduler.MEMORY: "bytes",
@@ -48,33 +54,54 @@ def admission_report(pods: list[V1Pod], node: V1Node, running: list[V1Pod]) -> d
 
     Upstream: none (a course tool around pkg/kubelet/kubelet.go HandlePodAdditions)
     """
-    counted, left_out = [], []
+    counted, left_out, admitting = [], [], []
+    new_uids = {p.metadata.uid for p in pods if p.metadata.uid}
     for pod in running:
         bound = pod.spec.node_name
-        if bound and bound != node.metadata.name:
+        if pod.metadata.uid and pod.metadata.uid in new_uids:
+            admitting.append({"pod": api.pod_label(pod), "why": "same UID as a Pod being admitted"})
+        elif bound and bound != node.metadata.name:
             left_out.append({"pod": api.pod_label(pod), "why": f"bound to node {bound}"})
         else:
             counted.append(pod)
     active = {id(p) for p in kubelet.filter_out_inactive_pods(counted)}
     inactive = [{"pod": api.pod_label(p), "why": f"phase {p.status.phase}"} for p in counted if id(p) not in active]
+    conditions = node_pressure_conditions(node)
+    notes = [note for note in [kubelet_version_note(node)] if note]
     report = {"version": VERSION,
               "node": {"name": node.metadata.name, "os": lifecycle.GOOS,
-                       "allocatable": scheduler.new_node_info(node, []).allocatable},
-              "running": {"counted": [api.pod_label(p) for p in counted], "left_out": left_out, "inactive": inactive},
-              "pods": []}
-    for outcome in kubelet.handle_pod_additions(pods, node, admitted=counted):
-        report["pods"].append(_describe(outcome, node))
+                       "allocatable": scheduler.new_node_info(node, []).allocatable, "conditions": conditions},
+              "running": {"counted": [api.pod_label(p) for p in counted], "left_out": left_out, "inactive": inactive,
+                          "admitting": admitting},
+              "notes": notes, "pods": []}
+    manager = eviction.Manager(eviction.Config(), clock=None)
+    manager.node_conditions = conditions  # what the eviction manager last reported (the Node's status)
+    for outcome in kubelet.handle_pod_additions(pods, node, admitted=counted, eviction_admit=manager.admit):
+        report["pods"].append(_describe(outcome, node, conditions))
     return report
+
+
+def node_pressure_conditions(node: V1Node) -> list[str]:
+    """The pressure conditions the Node reports ("True"), in its order: what the eviction admit handler reads.
+
+    Upstream: pkg/kubelet/eviction/eviction_manager.go managerImpl.nodeConditions (the status setters
+    in pkg/kubelet/nodestatus/setters.go write them to the Node)
+    """
+    pressure = (eviction.NODE_MEMORY_PRESSURE, eviction.NODE_DISK_PRESSURE, eviction.NODE_PID_PRESSURE)
+    found = [c.type for c in (node.status.conditions if node.status else None) or []
+             if c.type in pressure and c.status == "True"]
+    return list(dict.fromkeys(found))
 # --8<-- [end:admission_report]
 
 
-def _describe(outcome: kubelet.AdmissionOutcome, node: V1Node) -> dict:
+def _describe(outcome: kubelet.AdmissionOutcome, node: V1Node, conditions: list[str]) -> dict:
     pod, result = outcome.pod, outcome.result
     entry = {"namespace": pod.metadata.namespace or "default", "name": pod.metadata.name,
              "admitted": result.admit, "skipped": outcome.skipped, "decided_by": None,
-             "status": {"phase": outcome.status_phase, "reason": outcome.status_reason,
+             "status": {"phase": _phase(outcome), "reason": outcome.status_reason,
                         "message": outcome.status_message},
              "event": dict(zip(("type", "reason", "message"), outcome.event)) if outcome.event else None,
+             "notes": [note for note in [sidecar_note(pod)] if note],
              "checks": [], "fit": [], "ignored_requests": [], "checked_against": len(outcome.active_pods),
              "preempted": [{"pod": api.pod_label(v.pod),
                             "status": {"phase": v.status_phase, "reason": v.status_reason, "message": v.status_message},
@@ -86,6 +113,10 @@ def _describe(outcome: kubelet.AdmissionOutcome, node: V1Node) -> dict:
         check = result.reason
         if result.reason.startswith(lifecycle.INSUFFICIENT_RESOURCE_PREFIX) and outcome.handler == "predicate":
             check = "resource fit: " + result.reason[len(lifecycle.INSUFFICIENT_RESOURCE_PREFIX):]
+        if outcome.handler == "eviction":
+            check = (f"node condition {conditions[0]}: a BestEffort Pod is refused" if conditions == ["MemoryPressure"]
+                     else f"node condition{'s' if len(conditions) > 1 else ''} {', '.join(conditions)}: "
+                          "only critical Pods are admitted")
         entry["decided_by"] = {"handler": outcome.handler, "upstream": upstream, "check": check}
     node_info = scheduler.new_node_info(node, outcome.active_pods)
     filtered = lifecycle.remove_missing_extended_resources(pod, node_info)
@@ -108,7 +139,9 @@ def _describe(outcome: kubelet.AdmissionOutcome, node: V1Node) -> dict:
     predicates_failed = bool(reasons)
     os_node = copy.deepcopy(node)  # the OS label check corrects the node's label in place
     for check in _CHECKS:
-        if check == "resource fit":
+        if outcome.handler == "eviction":
+            result_, detail = "not reached", ""
+        elif check == "resource fit":
             result_, detail = ("failed", "short of " + ", ".join(sorted(short))) if short else ("ok", "")
         elif check == lifecycle.TAINT_TOLERATION and types.is_static_pod(pod):
             result_, detail = "skipped", "static pods are not checked against taints"
@@ -127,6 +160,12 @@ def _describe(outcome: kubelet.AdmissionOutcome, node: V1Node) -> dict:
             result_, detail = "ok", ""
         entry["checks"].append({"check": check, "result": result_, "detail": detail})
     return entry
+
+
+def _phase(outcome: kubelet.AdmissionOutcome) -> str:
+    """The phase after admission: Failed if rejected; an admitted Pod keeps the phase it has (Pending if none)."""
+    given = outcome.pod.status.phase if outcome.pod.status else None
+    return given if outcome.result.admit and not outcome.skipped and given else outcome.status_phase
 
 
 WIDTH = 80  # a terminal, and a code block on the course site
@@ -208,8 +247,11 @@ def render_text(report: dict, *, brief: bool = False) -> str:
         alloc = ", ".join(f"{k} {v}{'m' if k == 'cpu' else ''}" for k, v in node["allocatable"].items())
         lines.append(f"Node {node['name']} ({node['os']})")
         lines += _wrap("  allocatable: ", alloc or "nothing", hang=-11)
+        if node["conditions"]:
+            lines += _wrap("  conditions: ", ", ".join(node["conditions"]) + " (the eviction admit handler reads them)",
+                           hang=-10)
         running = report["running"]
-        given = len(running["counted"]) + len(running["left_out"])
+        given = len(running["counted"]) + len(running["left_out"]) + len(running["admitting"])
         lines.append(f"Running Pods: {given} given, "
                      f"{len(running['counted']) - len(running['inactive'])} active on this node"
                      + (" (filterOutInactivePods)" if running["inactive"] else ""))
@@ -217,6 +259,10 @@ def render_text(report: dict, *, brief: bool = False) -> str:
             lines += _wrap("  not on this node: ", f"{item['pod']} ({item['why']})")
         for item in running["inactive"]:
             lines += _wrap("  not active: ", f"{item['pod']} ({item['why']})")
+        for item in running["admitting"]:
+            lines += _wrap("  left out: ", f"{item['pod']} ({item['why']})")
+    for note in report["notes"]:
+        lines += _wrap("note: ", note, hang=0)
     for pod in report["pods"]:
         if lines:
             lines.append("")
@@ -237,11 +283,15 @@ def render_text(report: dict, *, brief: bool = False) -> str:
                                       f"{victim['status']['reason']} ({victim['status']['message']})"))
         if brief and pod["ignored_requests"]:
             rows.append(("ignored", ", ".join(pod["ignored_requests"]) + " (extended, not listed by the node)"))
+        rows += [("note", note) for note in pod["notes"]]
         lines += _rows(rows)
         if brief:
             continue
         check_width = max(len(c["check"]) for c in pod["checks"])
-        lines.append("  predicate checks (all run; the kubelet reports only the first failure):")
+        if decided and decided["handler"] == "eviction":
+            lines.append("  predicate checks (not run: the eviction handler rejected the Pod first):")
+        else:
+            lines.append("  predicate checks (all run; the kubelet reports only the first failure):")
         for c in pod["checks"]:
             lines += _wrap(f"    {c['check']:<{check_width}}  ", c["result"] + (f"  {c['detail']}" if c["detail"] else ""))
         lines.append(f"  fit against {pod['checked_against']} active Pod(s); "
@@ -260,22 +310,23 @@ def render_text(report: dict, *, brief: bool = False) -> str:
 # --8<-- [end:render_text]
 
 
-def _only(path: str, kind: type, what: str) -> list:
-    objects = api.load_manifests(path)
+def _only(inputs: Inputs, path: str, kind: type, what: str, flag: str) -> list:
+    objects = inputs.load(path, flag)
     for i, obj in enumerate(objects):
         if not isinstance(obj, kind):
             where = "kind" if len(objects) == 1 else f"object {i + 1}: kind"
-            raise api.UsageError(f"{path}: {where}: expected {what}, got a {type(obj).__name__[2:]}")
+            raise api.UsageError(f"{api.source_name(path)}: {where}: expected {what}, got a {type(obj).__name__[2:]}")
     return objects
 
 
 def run(args: argparse.Namespace) -> int:
-    """Check each Pod in the file; bad input raises ManifestError or UsageError (one line, exit 2)."""
-    pods = _only(args.pod_file, V1Pod, "Pods")
-    nodes = _only(args.node, V1Node, "a Node")
+    """Check each Pod in the file; exit 1 if one is rejected; bad input raises ManifestError or UsageError (exit 2)."""
+    inputs = Inputs()
+    pods = _only(inputs, args.pod_file, V1Pod, "Pods", "POD.yaml")
+    nodes = _only(inputs, args.node, V1Node, "a Node", "--node")
     if len(nodes) != 1:
-        raise api.UsageError(f"{args.node}: kind: expected one Node, found {len(nodes)}")
-    running = _only(args.running, V1Pod, "Pods") if args.running else []
+        raise api.UsageError(f"{api.source_name(args.node)}: kind: expected one Node, found {len(nodes)}")
+    running = _only(inputs, args.running, V1Pod, "Pods", "--running") if args.running else []
     report = admission_report(pods, nodes[0], running)
     print(json.dumps(report, indent=2) if args.output == "json" else render_text(report, brief=args.brief))
-    return 0
+    return 1 if any(not pod["admitted"] and not pod["skipped"] for pod in report["pods"]) else 0

@@ -19,6 +19,7 @@ from typing import Optional
 from kubernetes.client import V1Pod
 
 from mini_kubelet import api, qos, sim, stats
+from mini_kubelet.cmd.inputs import Inputs
 from mini_kubelet.cmd.run_report import WIDTH, fit_table, wrap
 from mini_kubelet.eviction import ranking, signals
 
@@ -126,13 +127,16 @@ def run(args: argparse.Namespace) -> int:
     if not signals.valid_signal(args.signal):
         raise api.UsageError(f"--signal: unsupported eviction signal {args.signal} (expected one of: "
                              f"{', '.join(signals.SIGNAL_TO_RESOURCE)})")
+    if args.summary == api.STDIN and args.pods == api.STDIN:
+        raise api.UsageError("--pods: - (standard input) is already read for --summary")
     summary = stats.load_summary(args.summary)
-    pods = [obj for obj in api.load_manifests(args.pods) if isinstance(obj, V1Pod)]
+    pods = [obj for obj in Inputs().load(args.pods, "--pods") if isinstance(obj, V1Pod)]
+    source = api.source_name(args.pods)
     if not pods:
-        raise api.UsageError(f"{args.pods}: kind: no Pod in this file")
+        raise api.UsageError(f"{source}: kind: no Pod in this file")
     for pod in pods:
         if not pod.metadata.uid:
-            raise api.UsageError(f"{args.pods}: {pod.metadata.name}: metadata.uid: missing; the kubelet matches stats "
+            raise api.UsageError(f"{source}: {pod.metadata.name}: metadata.uid: missing; the kubelet matches stats "
                                  "by UID (use the output of kubectl get pods -o yaml)")
     dedicated = {"auto": None, "dedicated": True, "shared": False}[args.imagefs]
     report = rank_pods(summary, pods, args.signal, dedicated)

@@ -8,19 +8,23 @@ The JSON output (`--output json`) is a stable structure, version "mini-kubelet.e
       "cgroup_driver": "cgroupfs" | "systemd",
       "node": {"name": str | null, "default": bool, "note": str,
                "capacity": {resource: quantity string}, "memory_capacity": int (bytes)},
+      "inactive": [{"pod": "ns/name", "why": str}],
+      "notes": [str],
       "pods": [{"name": str, "namespace": str, "uid": str, "qos_class": str, "qos_reason": str,
                 "defaulted_requests": bool, "overhead": {resource: amount},
                 "containers": [{"name": str, "kind": "container" | "init container",
                                 "requests": {resource: amount}, "limits": {resource: amount},
                                 "copied_requests": [resource], "oom_score_adj": int, "cgroup": str}],
-                "cgroup": str}],
+                "cgroup": str, "notes": [str]}],
       "cgroups": [{"path": str, "kind": "node" | "qos" | "pod" | "container" | "init container",
                    "pod": str, "container": str, "note": str,
                    "files": [{"name": str, "value": str, "computed_by": str}]}]
     }
 
 An amount is a string as the kubelet reads it: cpu in millicores ("250m", Quantity.MilliValue),
-anything else as a whole number (bytes for memory, Quantity.Value). A container's requests are
+anything else as a whole number (bytes for memory, Quantity.Value). A finished Pod (phase Succeeded or
+Failed) is not active (filterOutInactivePods): it has no cgroups and no share in its QoS tier, and is
+listed under "inactive" only. A container's requests are
 those after API defaulting; copied_requests names the ones copied from its limits.
 Values are the strings written to the files. computed_by names "path Func" of the upstream
 function(s), joined by "; " in the order they apply. The file "/proc/<pid>/oom_score_adj" is a
@@ -39,7 +43,9 @@ from typing import Optional
 
 from kubernetes.client import V1Node, V1Pod
 
-from mini_kubelet import api, qos, resource
+from mini_kubelet import api, kubelet, qos, resource
+from mini_kubelet.cmd.inputs import Inputs, kubelet_version_note, sidecar_note
+from mini_kubelet.cmd.reservations import check_reservations, parse_reserved
 from mini_kubelet.cm.tree import DEFAULT_NODE_CAPACITY, DEFAULT_NODE_NOTE, OOM_SCORE_ADJ_FILE, Cgroup, cgroup_tree, node_capacity
 
 SCHEMA_VERSION = "mini-kubelet.explain/v1"
@@ -95,9 +101,13 @@ def explain(pods: list[V1Pod], node: Optional[V1Node], *, cgroup_version: int = 
             system_reserved: Optional[dict] = None, kube_reserved: Optional[dict] = None) -> dict:
     """The report for these pods on this node, as the documented JSON-ready structure.
 
-    Pods are first defaulted like the API server does (missing requests copied from limits).
+    Pods are first defaulted like the API server does (missing requests copied from limits); only active
+    Pods are explained, as only they have cgroups (the QoS tiers count them alone).
     Upstream: none (a course tool)
     """
+    given = list(pods)
+    active = {id(p) for p in kubelet.filter_out_inactive_pods(given)}
+    pods = [p for p in given if id(p) in active]
     defaulted = [resource.set_defaults_pod(pod) for pod in pods]
     tree = cgroup_tree(defaulted, node, cgroup_version=cgroup_version, cgroup_driver=cgroup_driver,
                        system_reserved=system_reserved, kube_reserved=kube_reserved)
@@ -114,6 +124,8 @@ def explain(pods: list[V1Pod], node: Optional[V1Node], *, cgroup_version: int = 
                         {name: str((node.status.capacity or {})[name]) for name in capacity},
             "memory_capacity": api.value(capacity.get("memory", Decimal(0))),
         },
+        "inactive": [{"pod": api.pod_label(p), "why": f"phase {p.status.phase}"} for p in given if id(p) not in active],
+        "notes": [note for note in [kubelet_version_note(node)] if note],
         "pods": [],
         "cgroups": [_cgroup_json(cgroup) for cgroup in tree],
     }
@@ -131,6 +143,7 @@ def explain(pods: list[V1Pod], node: Optional[V1Node], *, cgroup_version: int = 
             "containers": [_container_json(kind, container, written, own[(kind, container.name)])
                            for (kind, container), (_, written) in zip(_containers(pod), _containers(original))],
             "cgroup": next((c.path for c in own.values() if c.kind == "pod"), ""),
+            "notes": [note for note in [sidecar_note(original)] if note],
         })
     return report
 
@@ -203,11 +216,17 @@ def render_text(report: dict, *, color: bool = False) -> str:
              + f"  cgroup v{report['cgroup_version']}, {report['cgroup_driver']} driver"]
     if node["default"]:
         lines += wrap(f"note: {node['note']}", "  ")
+    for item in report["inactive"]:
+        lines += wrap(f"not active: {item['pod']} ({item['why']}): no cgroups, not counted in its QoS tier "
+                      "(filterOutInactivePods)", "  ")
+    for note in report["notes"]:
+        lines += wrap(f"note: {note}", "  ")
     for pod in report["pods"]:
         lines.append("")
         lines.append(paint(f"Pod {pod['namespace']}/{pod['name']}", "bold") + "  QoS class "
                      + paint(pod["qos_class"], "qos"))
         lines += wrap(f"why (GetPodQOS): {pod['qos_reason']}", "  ")
+        lines += [line for note in pod["notes"] for line in wrap(f"note: {note}", "  ")]
         lines += _resource_table(pod)
         if pod["defaulted_requests"]:
             lines.append("  * copied from the limit, as the API server does (SetDefaults_Pod)")
@@ -262,49 +281,31 @@ def _resource_table(pod: dict) -> list[str]:
 # --8<-- [end:render_text]
 
 
-# --8<-- [start:parse_reserved]
-def parse_reserved(text: Optional[str], flag: str) -> dict[str, str]:
-    """A kubelet reservation flag ("cpu=100m,memory=1Gi") as a resource list; ValueError naming the flag.
-
-    Upstream: the kubelet's --system-reserved / --kube-reserved flags (a map of resource to quantity)
-    """
-    result: dict[str, str] = {}
-    for item in (text or "").split(","):
-        if not item.strip():
-            continue
-        name, sep, amount = item.partition("=")
-        if not sep or not name.strip():
-            raise ValueError(f"{flag}: expected NAME=QUANTITY, got {item!r}")
-        try:
-            if api.parse_quantity(amount.strip()) < 0:
-                raise ValueError
-        except (api.ManifestError, ValueError):
-            raise ValueError(f"{flag}: {name.strip()}: invalid quantity {amount.strip()!r}") from None
-        result[name.strip()] = amount.strip()
-    return result
-# --8<-- [end:parse_reserved]
 
 
 def run(args: argparse.Namespace) -> int:
     """Explain each Pod in the file; bad input raises ManifestError or UsageError (one line, exit 2)."""
-    objects = api.load_manifests(args.pod_file)
+    inputs = Inputs()
+    pod_source, node_source = api.source_name(args.pod_file), api.source_name(args.node or "")
+    objects = inputs.load(args.pod_file, "POD.yaml")
     pods = [obj for obj in objects if isinstance(obj, V1Pod)]
     if not pods:
-        raise api.UsageError(f"{args.pod_file}: kind: no Pod in this file")
-    nodes = [obj for obj in api.load_manifests(args.node) if isinstance(obj, V1Node)] if args.node else []
+        raise api.UsageError(f"{pod_source}: kind: no Pod in this file")
+    nodes = [obj for obj in inputs.load(args.node, "--node") if isinstance(obj, V1Node)] if args.node else []
     if args.node and len(nodes) != 1:
-        raise api.UsageError(f"{args.node}: kind: expected one Node, found {len(nodes)}")
+        raise api.UsageError(f"{node_source}: kind: expected one Node, found {len(nodes)}")
     if nodes and "memory" not in ((nodes[0].status.capacity if nodes[0].status else None) or {}):
-        raise api.UsageError(f"{args.node}: status.capacity.memory: missing (the OOM scores and /kubepods need it)")
+        raise api.UsageError(f"{node_source}: status.capacity.memory: missing (the OOM scores and /kubepods need it)")
     for pod in pods:
         uid = pod.metadata.uid or ""
         if "/" in uid or "_" in uid:
-            raise api.UsageError(f"{args.pod_file}: metadata.uid: a cgroup name cannot hold '/' or '_' (got {uid!r})")
+            raise api.UsageError(f"{pod_source}: metadata.uid: a cgroup name cannot hold '/' or '_' (got {uid!r})")
         if not uid:
             pod.metadata.uid = "<uid>"  # a hand-written Pod: the API server would assign one
     try:
         reserved = {flag: parse_reserved(getattr(args, flag.replace("-", "_")), f"--{flag}")
                     for flag in ("system-reserved", "kube-reserved")}
+        check_reservations(node_capacity(nodes[0] if nodes else None), reserved)
     except ValueError as err:
         raise api.UsageError(str(err)) from None
     report = explain(pods, nodes[0] if nodes else None, cgroup_version=args.cgroup_version,

@@ -16,6 +16,18 @@ from mini_kubelet.errors import ManifestError, UsageError
 
 USAGE_ERROR = 2
 PROG = "mini-kubelet"
+KUBERNETES_VERSION = "v1.27"  # the release whose kubelet the course reads and mirrors
+
+
+def version() -> str:
+    """The course's version (the installed package's) and the Kubernetes release it mirrors."""
+    from importlib.metadata import PackageNotFoundError, version as installed  # light: the standard library
+
+    try:
+        course = installed(PROG)
+    except PackageNotFoundError:  # run from a source tree that was not installed
+        course = "(not installed)"
+    return f"{PROG} {course}, mirroring the Kubernetes {KUBERNETES_VERSION} kubelet"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -34,15 +46,17 @@ def parser() -> argparse.ArgumentParser:
     """Every command and its options; `command` names the module in mini_kubelet.cmd that runs it."""
     top = argparse.ArgumentParser(prog=PROG, description="A small Python kubelet (Kubernetes v1.27), written to "
                                   "teach how the real one works.")
+    top.add_argument("--version", action=_Version, nargs=0, help="print the course's version and the Kubernetes "
+                     "version it mirrors, then exit")
     commands = top.add_subparsers(required=True, metavar="COMMAND")
 
     show = commands.add_parser("show", help="print the Pods and Nodes in manifests, in millicores and bytes")
-    show.add_argument("files", nargs="+", metavar="FILE", help="YAML or JSON manifests (kubectl get -o yaml works)")
+    show.add_argument("files", nargs="+", metavar="FILE", help="YAML or JSON manifests (kubectl get -o yaml works; - reads standard input)")
     show.set_defaults(command="show")
 
     # Chapter 2
     admit = commands.add_parser("admit", help="would the kubelet admit these Pods on this Node, and what it writes if not")
-    admit.add_argument("pod_file", metavar="POD.yaml", help="the new Pods (several documents or a kind: List work too)")
+    admit.add_argument("pod_file", metavar="POD.yaml", help="the new Pods (several documents, a List or a workload work too; - reads standard input)")
     admit.add_argument("--node", metavar="NODE.yaml", required=True, help="the Node (kubectl get node NAME -o yaml)")
     admit.add_argument("--running", metavar="PODS.yaml", help="Pods already on the node (kubectl get pods -o yaml)")
     _output(admit)
@@ -51,7 +65,7 @@ def parser() -> argparse.ArgumentParser:
 
     # Chapter 3
     explain = commands.add_parser("explain", help="a Pod's QoS class, cgroup files and OOM scores, and who computes them")
-    explain.add_argument("pod_file", metavar="POD.yaml", help="Pods (several documents or a kind: List work too)")
+    explain.add_argument("pod_file", metavar="POD.yaml", help="Pods (several documents, a List or a workload work too; - reads standard input)")
     explain.add_argument("--node", metavar="NODE.yaml", help="the Node (default: 4 CPUs, 16Gi, no hugepages)")
     explain.add_argument("--cgroup-version", type=int, choices=(1, 2), default=2, help="cgroup v1 or v2 (default: 2)")
     explain.add_argument("--cgroup-driver", choices=("cgroupfs", "systemd"), default="cgroupfs",
@@ -63,7 +77,7 @@ def parser() -> argparse.ArgumentParser:
 
     # Chapter 4
     run = commands.add_parser("run", help="replay a node under pressure (a scenario) on a virtual clock")
-    run.add_argument("scenario", metavar="SCENARIO.yaml", help="a scenario file (see examples/scenarios/)")
+    run.add_argument("scenario", metavar="SCENARIO.yaml", help="a scenario file (see examples/scenarios/; - reads standard input)")
     run.add_argument("--plot", metavar="OUT.png", help="also draw the signals against their thresholds (PNG or SVG)")
     _output(run)
     run.set_defaults(command="run")
@@ -90,6 +104,14 @@ def parser() -> argparse.ArgumentParser:
     build.add_argument("--check", action="store_true", help="write nothing; exit 1 if a notebook is out of date")
     build.set_defaults(command="labs")
     return top
+
+
+class _Version(argparse.Action):
+    """--version: print version() and exit (looked up only when asked for)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(version())
+        parser.exit()
 
 
 def _output(command: argparse.ArgumentParser) -> None:

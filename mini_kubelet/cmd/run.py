@@ -25,6 +25,8 @@ Times are seconds since the start; sizes are bytes.
 from __future__ import annotations
 
 import argparse
+import os
+import tempfile
 from pathlib import Path
 
 from mini_kubelet import api, sim
@@ -36,10 +38,23 @@ def _check_plot_path(path: str) -> None:
     target = Path(path)
     if target.suffix.lower() not in (".png", ".svg"):
         raise api.UsageError(f"--plot: {path}: expected a file name ending in .png or .svg")
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        problem = f"{folder} is not a directory" if folder.exists() else f"no such directory {folder}"
+        raise api.UsageError(f"--plot: {path}: {problem}")
     if target.exists():
-        head = target.read_bytes()[:256] if target.is_file() else b""
+        head = target.read_bytes()[:256] if target.is_file() and os.access(target, os.R_OK) else b""
         if not (head.startswith(b"\x89PNG") or b"<svg" in head):
             raise api.UsageError(f"--plot: {path}: the file exists and is not an image; not overwriting it")
+        if not os.access(target, os.W_OK):
+            raise api.UsageError(f"--plot: {path}: the file cannot be written (permission denied)")
+    else:
+        try:  # a trial file proves the directory can be written (permissions, a read-only mount)
+            with tempfile.NamedTemporaryFile(dir=folder, prefix=".plot-", suffix=target.suffix):
+                pass
+        except OSError as err:
+            raise api.UsageError(f"--plot: {path}: cannot write in the directory {folder} "
+                                 f"({err.strerror or err})") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -52,7 +67,10 @@ def run(args: argparse.Namespace) -> int:
     timeline = sim.run_scenario(args.scenario)
     print(run_report.render_json(timeline) if args.output == "json" else run_report.render_text(timeline))
     if args.plot:
-        sim.plot_timeline(timeline, args.plot)
+        try:
+            sim.plot_timeline(timeline, args.plot)
+        except OSError as err:  # the directory changed while the replay ran
+            raise api.UsageError(f"--plot: {args.plot}: cannot write ({err.strerror or err})") from None
     if timeline.scenario.expect is not None and sim.check_expect(timeline)[1]:
         return 1
     return 0

@@ -6,20 +6,30 @@ Upstream: none (a course tool around k8s.io/apimachinery/pkg/api/resource Quanti
 from __future__ import annotations
 
 import argparse
+import textwrap
 
 from kubernetes.client import V1Node, V1Pod
 
 from mini_kubelet import api
 from mini_kubelet.cmd.explain import amount
+from mini_kubelet.cmd.inputs import Inputs, kubelet_version_note, sidecar_note
 from mini_kubelet.cmd.text import table
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print each Pod's and Node's resources, one table row per resource."""
+    """Print each Pod's and Node's resources, one table row per resource ("-" reads standard input)."""
+    if args.files.count(api.STDIN) > 1:
+        raise api.UsageError("- (standard input) can be given only once")
+    inputs = Inputs()
     for path in args.files:
-        for obj in api.load_manifests(path):
+        for obj in inputs.load(path):
             print("\n".join(_describe_pod(obj) if isinstance(obj, V1Pod) else _describe_node(obj)))
     return 0
+
+
+def _note(text: str | None) -> list[str]:
+    return textwrap.wrap(f"note: {text}", 80, initial_indent="  ", subsequent_indent="    ",
+                         break_on_hyphens=False, break_long_words=False) if text else []
 
 
 def _describe_pod(pod: V1Pod) -> list[str]:
@@ -35,7 +45,7 @@ def _describe_pod(pod: V1Pod) -> list[str]:
                 label = ""
     for resource, text in sorted((pod.spec.overhead or {}).items()):
         rows.append(("(overhead)", resource, _amount(resource, text), "-"))
-    return [f"Pod {api.pod_label(pod)}", *["  " + line for line in table(rows)]]
+    return [f"Pod {api.pod_label(pod)}", *["  " + line for line in table(rows)], *_note(sidecar_note(pod))]
 
 
 def _describe_node(node: V1Node) -> list[str]:
@@ -43,7 +53,7 @@ def _describe_node(node: V1Node) -> list[str]:
     allocatable = (node.status.allocatable if node.status else None) or {}
     rows = [("resource", "capacity", "allocatable")]
     rows += [(r, _amount(r, capacity.get(r)), _amount(r, allocatable.get(r))) for r in sorted(set(capacity) | set(allocatable))]
-    return [f"Node {node.metadata.name}", *["  " + line for line in table(rows)]]
+    return [f"Node {node.metadata.name}", *["  " + line for line in table(rows)], *_note(kubelet_version_note(node))]
 
 
 def _amount(resource: str, text: str | None) -> str:

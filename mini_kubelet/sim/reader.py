@@ -14,6 +14,7 @@ from ..eviction import thresholds as th
 from .series import PAGE_SIZE, Series, format_duration, parse_duration
 
 COUNT_KEYS = ("inodes", "imagefsInodes", "pids")  # series of counts; every other series is bytes
+MAX_TIME = 10 * 365 * 24 * 3600  # seconds: any time in a scenario is within ten years of its start
 
 
 class Reader:
@@ -54,6 +55,8 @@ class Reader:
             self.fail(path, str(err))
         if seconds < 0 and not negative:
             self.fail(path, f"must not be negative, got {raw}")
+        if abs(seconds) > MAX_TIME:
+            self.fail(path, f"{raw} is more than ten years ({format_duration(MAX_TIME)}) from the start")
         return seconds
 
     def amount(self, raw: Any, path: str) -> int:

@@ -17,7 +17,7 @@ from ..eviction import images, manager as mgr, signals
 from ..eviction.records import EvictedPod, SyncRecord
 from .scenario import Event, Scenario, load_scenario
 from .series import Series, format_duration
-from .summary import RunningPod, build_summary, scenario_time
+from .summary import RunningPod, build_summary, over_limit, scenario_time
 from .timeline import (Admission, Eviction, Happening, Step, Timeline, decided_by, format_bytes, pod_label, rank_rows,
                        threshold_text, value_text)
 
@@ -77,6 +77,7 @@ def run_scenario(source: Union[str, Path, dict, Scenario]) -> Timeline:
                            for t in scenario.config.thresholds]
     _mark_images_in_use(store, running, clock.now())
     events, t = list(scenario.events), 0
+    over: set = set()  # the containers above their own memory limit at the last pass
     while t <= scenario.duration:
         # Everything due before or at this pass, in time order: pods stopping first, then events.
         while True:
@@ -96,6 +97,9 @@ def run_scenario(source: Union[str, Path, dict, Scenario]) -> Timeline:
         clock.advance(t - state["t"])
         state["t"] = state["cursor"] = t
         summary, notes = build_summary(scenario, running, store, t, clock.now(), node_usage)
+        above = over_limit(running, t)
+        notes += [note for key, note in above.items() if key not in over]  # said once, when it goes over
+        over = set(above)
         deleted_before = len(store.deleted)
         evicted = manager.synchronize(summary, [p.pod for p in running])
         timeline.steps.append(_step(t, manager.last_sync, summary, evicted, notes, running, store.deleted[deleted_before:],

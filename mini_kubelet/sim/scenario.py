@@ -20,6 +20,7 @@ from .series import Series
 from .settings import kubelet_settings
 
 DEFAULT_DURATION = 600  # seconds replayed when the scenario gives no duration (10m)
+MAX_DURATION = 24 * 3600  # a day: 8640 passes, replayed in seconds; a longer replay is refused at once
 PRIORITY_CLASSES = {  # the built-in classes' values (pkg/apis/scheduling/helpers.go SystemPriorityClasses)
     types.SYSTEM_NODE_CRITICAL: types.SYSTEM_CRITICAL_PRIORITY + 1000,
     types.SYSTEM_CLUSTER_CRITICAL: types.SYSTEM_CRITICAL_PRIORITY,
@@ -82,14 +83,17 @@ def load_scenario(source: Union[str, Path, dict], *, name: str = "scenario") -> 
     if isinstance(source, dict):
         doc, where, base = source, f"<{name}>", Path(".")
     else:
-        where, base, name = str(source), Path(source).parent, Path(source).stem
-        try:
-            doc = yaml.safe_load(api.read_text(source))
-        except yaml.YAMLError as err:
-            mark = getattr(err, "problem_mark", None)
-            at = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-            raise api.ManifestError(where, at, f"invalid YAML ({getattr(err, 'problem', None) or 'cannot parse'})") from None
+        stdin = str(source) == api.STDIN
+        where = api.source_name(source)
+        base, name = (Path("."), "stdin") if stdin else (Path(source).parent, Path(source).stem)
+        docs = api.parse_yaml_documents(api.read_text(source), where)
+        if len(docs) > 1:
+            raise api.ManifestError(where, "", f"a scenario is one YAML document, found {len(docs)}")
+        doc = docs[0] if docs else None
     r = Reader(where, base)
+    if isinstance(doc, dict) and isinstance(doc.get("kind"), str) and "apiVersion" in doc:
+        raise api.ManifestError(where, "kind", f"this is a {doc['kind']} manifest, not a scenario (a scenario has node:, "
+                                "pods: and events:, and takes Pods under pods:; see examples/scenarios/)")
     doc = r.mapping(doc, "", ("description", "duration", "node", "images", "pods", "events", "expect"))
     node = r.mapping(doc.get("node"), "node", ("name", "capacity", "usage", "kubelet"))
     capacity_raw = r.mapping(node.get("capacity"), "node.capacity", _CAPACITY_KEYS)
@@ -130,6 +134,9 @@ def load_scenario(source: Union[str, Path, dict], *, name: str = "scenario") -> 
     _check_unique_pods(r, pods + [e.payload for e in events if e.kind == "addPod"])
     _check_set_targets(r, events, pods + [e.payload for e in events if e.kind == "addPod"])
     duration = r.duration(doc["duration"], "duration") if "duration" in doc else DEFAULT_DURATION
+    if duration > MAX_DURATION:
+        r.fail("duration", f"{doc['duration']} is longer than the replay's limit of {MAX_DURATION // 3600}h "
+                           f"({MAX_DURATION // 10} passes, one every 10s); replay a shorter stretch")
     expect = r.mapping(doc["expect"], "expect", ("evictions", "conditions", "rejected", "admitted", "reclaimed")) \
         if doc.get("expect") is not None else None
     return Scenario(name=name, description=str(doc.get("description", "")).strip(), duration=duration,
@@ -148,9 +155,10 @@ def _pod(r: Reader, raw: Any, path: str) -> PodPlan:
         file = r.base / str(entry["file"])
         if not file.is_file():
             r.fail(f"{path}.file", f"no such file: {file}")
-        objects = api.load_manifests(file)
+        notes: list[str] = []
+        objects = api.load_manifests(file, notes)
         pods = [obj for obj in objects if isinstance(obj, V1Pod)]
-        if len(pods) != 1 or len(objects) != 1:
+        if len(pods) != 1 or len(objects) != 1 or notes:
             r.fail(f"{path}.file", f"{entry['file']} must hold exactly one Pod")
         pod = pods[0]
     else:

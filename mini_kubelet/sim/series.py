@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 PAGE_SIZE = 4096  # a ramp of bytes moves in pages, so numbers print the way a real node's do (in Ki)
+MAX_GO_DURATION = (2**63 - 1) // 10**9  # seconds: Go's Duration is int64 nanoseconds (about 292 years)
 
 _DURATION = re.compile(r"([0-9]*(?:\.[0-9]*)?)(ns|us|µs|ms|s|m|h)")
 _UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600}
@@ -35,6 +36,8 @@ def parse_duration(text: Any) -> int:
             raise ValueError(f'invalid duration "{string}" (write it like 90s, 2m or 1h30m)')
         total += float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
         pos = match.end()
+        if total > MAX_GO_DURATION:
+            raise ValueError(f'invalid duration "{string}" (out of range: Go durations stop at about 292 years)')
     if not rest or total != int(total):
         raise ValueError(f'invalid duration "{string}" (the replay counts whole seconds)')
     return sign * int(total)

@@ -16,6 +16,7 @@ from ..eviction.api import DEFAULT_EVICTION_HARD
 from .reader import Reader
 from .series import format_duration
 
+RESERVABLE = ("cpu", "memory", "ephemeral-storage", "pid")  # cmd/kubelet/app/server.go parseResourceList
 KUBELET_KEYS = ("evictionHard", "evictionSoft", "evictionSoftGracePeriod", "evictionMinimumReclaim",
                 "evictionPressureTransitionPeriod", "evictionMaxPodGracePeriod", "enforceNodeAllocatable",
                 "systemReserved", "kubeReserved")
@@ -54,7 +55,14 @@ def kubelet_settings(r: Reader, raw: Any, capacity: dict[str, int]) -> tuple[mgr
     for key in ("systemReserved", "kubeReserved"):
         reserved[key] = r.flag_map(raw.get(key), f"{p}.{key}", "=")
         for res, text in reserved[key].items():
+            if res not in RESERVABLE:
+                r.fail(f"{p}.{key}.{res}", f"the kubelet cannot reserve this resource and would not start "
+                                           f"(it reserves {', '.join(RESERVABLE)})")
             r.amount(text, f"{p}.{key}.{res}")
+    memory_reserved = sum(r.amount(reserved[key].get("memory", 0), f"{p}.{key}.memory") for key in reserved)
+    if memory_reserved > capacity["memory"]:
+        r.fail(f"{p}.systemReserved", f"systemReserved + kubeReserved memory ({memory_reserved}) is more than the "
+                                      f"node's capacity ({capacity['memory']}); the kubelet would not start")
     limit = capacity["memory"]
     if "pods" in enforce:
         limit = api.value(get_node_allocatable_absolute({"memory": capacity["memory"]}, reserved["systemReserved"],

@@ -12,10 +12,11 @@ from typing import Optional
 
 from kubernetes.client import V1Pod
 
-from .. import stats
+from .. import api, stats
 from ..eviction import images
 from .scenario import CONTAINER_KEYS, PodPlan, Scenario
 from .series import Series
+from .timeline import format_bytes
 
 
 # --8<-- [start:state]
@@ -50,6 +51,31 @@ def _disk_volume(volume) -> bool:
 def _memory_volume(volume) -> bool:
     return volume.empty_dir is not None and volume.empty_dir.medium == "Memory"
 # --8<-- [end:state]
+
+
+# --8<-- [start:over_limit_notes]
+def over_limit(pods: list[RunningPod], t: int) -> dict[tuple[str, str], str]:
+    """The containers using more memory than their own limit at t, each with a note saying so.
+
+    On a real node the container's cgroup (memory.max) makes the kernel OOM-kill it as soon as it goes
+    over, before any eviction; the replay does not model that kill, so the container keeps its usage.
+    Upstream: none (the limit is written by pkg/kubelet/kuberuntime/kuberuntime_container_linux.go
+    generateLinuxContainerResources; the kill is the kernel's)
+    """
+    found = {}
+    for running in pods:
+        for container in running.pod.spec.containers:
+            limits = (container.resources.limits if container.resources else None) or {}
+            if "memory" not in limits:
+                continue
+            limit, used = api.value(limits["memory"]), running.usage(t, container.name, "memory")
+            if used > limit:
+                found[(running.pod.metadata.uid, container.name)] = (
+                    f"{running.pod.metadata.namespace}/{running.pod.metadata.name}: container {container.name} goes "
+                    f"above its memory limit {format_bytes(limit)} ({format_bytes(used)}); on a node the kernel would "
+                    "OOM-kill it now (the replay does not model that kill: the container keeps growing)")
+    return found
+# --8<-- [end:over_limit_notes]
 
 
 # --8<-- [start:build_summary]

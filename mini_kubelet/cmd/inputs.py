@@ -1,0 +1,115 @@
+"""What the commands share about their inputs: reading files (or standard input) with notes, and the notes
+on numbers that a newer kubelet computes differently (sidecar containers, a Node running another version).
+
+Upstream: none (a course tool). The 1.29+ request is component-helpers PodRequests as it is from Kubernetes
+1.29 (pkg/api/v1/resource/helpers.go in that release), with sidecar containers (KEP-753).
+"""
+
+from __future__ import annotations
+
+import sys
+from decimal import Decimal
+from typing import Optional
+
+from kubernetes.client import V1Node, V1Pod
+
+from mini_kubelet import api, resource
+
+MIRRORED_MINOR = "1.27"  # the kubelet release whose numbers the course computes
+SIDECAR_RESTART_POLICY = "Always"  # an init container with restartPolicy: Always is a sidecar (1.28+)
+
+
+class Inputs:
+    """Reads each file argument once; "-" (standard input) may be given only once per command."""
+
+    def __init__(self) -> None:
+        self.stdin_used_by = ""
+
+    def load(self, path: str, flag: str = "") -> list[api.Manifest]:
+        """The Pods and Nodes in a file, its notes (templates read, documents skipped) printed on stderr."""
+        if path == api.STDIN:
+            if self.stdin_used_by:
+                raise api.UsageError(f"{flag}: - (standard input) is already read for {self.stdin_used_by}" if flag
+                                     and flag != self.stdin_used_by else "- (standard input) can be given only once")
+            self.stdin_used_by = flag or "FILE"
+        notes: list[str] = []
+        objects = api.load_manifests(path, notes)
+        for note in notes:
+            print(f"note: {note}", file=sys.stderr)
+        return objects
+
+
+def is_sidecar(container) -> bool:
+    """An init container with restartPolicy: Always: a sidecar from Kubernetes 1.28 (on by default from 1.29)."""
+    return getattr(container, "restart_policy", None) == SIDECAR_RESTART_POLICY
+
+
+# --8<-- [start:pod_requests_with_sidecars]
+def pod_requests_with_sidecars(pod: V1Pod, *, sidecars: bool) -> dict[str, Decimal]:
+    """The Pod's effective requests; with sidecars=True as 1.29+ computes them, else as v1.27 does.
+
+    A sidecar adds to the containers' sum and to every later init container: the result is
+    max(containers + sidecars, the largest init container plus the sidecars started before it) + overhead.
+    Upstream: pkg/api/v1/resource/helpers.go PodRequests (1.29; later component-helpers/resource)
+    """
+    def requests(container) -> dict[str, Decimal]:
+        raw = (container.resources.requests if container.resources else None) or {}
+        return {name: api.parse_quantity(text) for name, text in raw.items()}
+
+    def add(total: dict, more: dict) -> None:
+        for name, amount in more.items():
+            total[name] = total.get(name, Decimal(0)) + amount
+
+    total: dict[str, Decimal] = {}
+    for container in pod.spec.containers or []:
+        add(total, requests(container))
+    started: dict[str, Decimal] = {}  # the sidecars so far
+    init_peak: dict[str, Decimal] = {}
+    for container in pod.spec.init_containers or []:
+        own = requests(container)
+        if sidecars and is_sidecar(container):
+            add(total, own)
+            add(started, own)
+            use = dict(started)
+        else:
+            use = dict(own)
+            if sidecars:
+                add(use, started)
+        for name, amount in use.items():
+            init_peak[name] = max(init_peak.get(name, Decimal(0)), amount)
+    for name, amount in init_peak.items():
+        total[name] = max(total.get(name, Decimal(0)), amount)
+    add(total, {name: api.parse_quantity(text) for name, text in (pod.spec.overhead or {}).items()})
+    return total
+# --8<-- [end:pod_requests_with_sidecars]
+
+
+def _amounts(requests: dict[str, Decimal]) -> str:
+    shown = [name for name in ("cpu", "memory") if name in requests] or sorted(requests)
+    return ", ".join(f"{name} {api.milli_value(requests[name])}m" if name == "cpu" else f"{name} {api.value(requests[name])}"
+                     for name in shown) or "nothing"
+
+
+def sidecar_note(pod: V1Pod) -> Optional[str]:
+    """One line when the Pod has sidecar containers: v1.27 computes them as init containers; what 1.29+ requests."""
+    names = [c.name for c in pod.spec.init_containers or [] if is_sidecar(c)]
+    if not names:
+        return None
+    defaulted = resource.set_defaults_pod(pod)
+    old = pod_requests_with_sidecars(defaulted, sidecars=False)
+    new = pod_requests_with_sidecars(defaulted, sidecars=True)
+    which = ("init container " + names[0] + " has") if len(names) == 1 else ("init containers " + ", ".join(names) + " have")
+    return (f"{which} restartPolicy: Always (a sidecar from 1.28); v{MIRRORED_MINOR} computes "
+            f"{'it as a plain init container' if len(names) == 1 else 'them as plain init containers'}. "
+            f"A 1.29+ kubelet adds sidecars to the containers (PodRequests): the Pod requests {_amounts(new)} "
+            f"there, {_amounts(old)} here")
+
+
+def kubelet_version_note(node: Optional[V1Node]) -> Optional[str]:
+    """One line when the Node's status.nodeInfo.kubeletVersion is another release than the one mirrored."""
+    info = node.status.node_info if node is not None and node.status else None
+    version = (info.kubelet_version if info else None) or ""
+    if not version or version.lstrip("v").startswith(MIRRORED_MINOR + "."):
+        return None
+    return (f"node {node.metadata.name} runs kubelet {version}; the numbers here are those of a "
+            f"v{MIRRORED_MINOR} kubelet")
