@@ -235,3 +235,16 @@ class PodSyncResult:
             return None
         return errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
 # --8<-- [end:sync_result]
+
+
+def convert_pod_status_to_running_pod(pod_status: PodStatus) -> Pod:
+    """The pod as a list of what runs: its running containers and all its sandboxes (what KillPod stops).
+
+    Upstream: pkg/kubelet/container/helpers.go ConvertPodStatusToRunningPod
+    """
+    sandbox_state = {SANDBOX_READY: CONTAINER_STATE_RUNNING, SANDBOX_NOTREADY: CONTAINER_STATE_EXITED}
+    return Pod(
+        id=pod_status.id, name=pod_status.name, namespace=pod_status.namespace,
+        containers=[Container(s.id, s.name, s.image, s.hash, s.state) for s in pod_status.get_running_container_statuses()],
+        sandboxes=[Container(s.id, "", "", 0, sandbox_state.get(s.state, CONTAINER_STATE_UNKNOWN))
+                   for s in pod_status.sandbox_statuses])
