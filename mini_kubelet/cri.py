@@ -20,6 +20,7 @@ from mini_kubelet import container as kc
 from mini_kubelet.clock import Clock
 
 # --8<-- [start:constants]
+RUNTIME_NAME = "fakeRuntime"  # the runtime type in container IDs ("fakeRuntime://ct-0002"), as the CRI fake names itself
 REASON_COMPLETED = "Completed"  # what containerd reports for an exit with code 0
 REASON_ERROR = "Error"  # any other exit code
 REASON_OOM_KILLED = "OOMKilled"
