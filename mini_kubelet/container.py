@@ -15,6 +15,8 @@ from typing import Any, Optional
 
 from kubernetes.client import ApiClient, V1Container, V1Pod
 
+from mini_kubelet import features
+
 # --8<-- [start:states]
 CONTAINER_STATE_CREATED = "created"  # created, not started
 CONTAINER_STATE_RUNNING = "running"
@@ -248,3 +250,22 @@ def convert_pod_status_to_running_pod(pod_status: PodStatus) -> Pod:
         containers=[Container(s.id, s.name, s.image, s.hash, s.state) for s in pod_status.get_running_container_statuses()],
         sandboxes=[Container(s.id, "", "", 0, sandbox_state.get(s.state, CONTAINER_STATE_UNKNOWN))
                    for s in pod_status.sandbox_statuses])
+
+
+def is_restartable_init_container(c: V1Container) -> bool:
+    """A sidecar: an init container with restartPolicy Always, and only with the SidecarContainers gate on.
+
+    v1.27 has neither the field nor the gate; with the gate off every init container is a regular one.
+    Upstream: pkg/api/v1/pod/util.go IsRestartableInitContainer (v1.32; kubetypes.IsRestartableInitContainer in v1.28-v1.30)
+    """
+    return features.DEFAULT_FEATURE_GATE.enabled("SidecarContainers") and getattr(c, "restart_policy", None) == RESTART_POLICY_ALWAYS
+
+
+def has_any_regular_container_started(pod: V1Pod, statuses: list) -> bool:
+    """Whether any regular container of the pod is running or has terminated (API statuses).
+
+    Upstream: pkg/kubelet/container/helpers.go HasAnyRegularContainerStarted (v1.28 and later)
+    """
+    names = {c.name for c in pod.spec.containers}
+    return any(s.name in names and s.state is not None and (s.state.running is not None or s.state.terminated is not None)
+               for s in statuses)

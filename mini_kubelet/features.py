@@ -7,8 +7,9 @@ after v1.27 is written behind the gate that introduced it upstream, off by defau
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Optional
+from typing import Iterator, Optional
 
 ALPHA, BETA, GA = "ALPHA", "BETA", ""  # featuregate prerelease stages
 
@@ -90,3 +91,20 @@ class FeatureGate:
 
 
 DEFAULT_FEATURE_GATE = FeatureGate()  # utilfeature.DefaultFeatureGate: what the mini kubelet consults
+
+
+@contextmanager
+def set_feature_gate_during_test(gate: FeatureGate, name: str, value: bool) -> Iterator[None]:
+    """Set one gate for the duration of a with-block, then put back what it was.
+
+    Upstream: k8s.io/component-base/featuregate/testing SetFeatureGateDuringTest
+    """
+    had, before = name in gate.enabled_gates, gate.enabled_gates.get(name)
+    gate.set_from_map({name: value})
+    try:
+        yield
+    finally:
+        if had:
+            gate.enabled_gates[name] = before
+        else:
+            gate.enabled_gates.pop(name, None)

@@ -1,8 +1,8 @@
 """The Pod status the user sees: phase, container states (waiting, running, terminated), restarts, conditions.
 
 Upstream: pkg/kubelet/kubelet_pods.go (getPhase, generateAPIPodStatus, convertStatusToAPIStatus,
-convertToAPIContainerStatuses) in their v1.27 form, with pkg/kubelet/prober/prober_manager.go
-UpdatePodStatus for the ready and started flags. Resources in status (InPlacePodVerticalScaling) are off.
+convertToAPIContainerStatuses) in their v1.27 form; the ready and started flags come from
+mini_kubelet.prober. Resources in status (InPlacePodVerticalScaling) are off.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from kubernetes.client import (
     V1Pod, V1PodCondition, V1PodIP, V1PodStatus,
 )
 
-from mini_kubelet import qos, types
+from mini_kubelet import prober, qos, types
 from mini_kubelet.container import (
+    has_any_regular_container_started, is_restartable_init_container,
     CONTAINER_STATE_CREATED, CONTAINER_STATE_EXITED, CONTAINER_STATE_RUNNING, CONTAINER_STATE_UNKNOWN, PodStatus,
     RESTART_POLICY_ALWAYS, RESTART_POLICY_NEVER, Status, should_container_be_restarted,
 )
@@ -45,27 +46,40 @@ def _status_of(statuses: Iterable[V1ContainerStatus], name: str) -> Optional[V1C
 def get_phase(pod: V1Pod, info: list[V1ContainerStatus], pod_is_terminal: bool) -> str:
     """The pod's phase from its container statuses (regular and init), its restart policy, and whether it is terminal.
 
-    Upstream: pkg/kubelet/kubelet_pods.go getPhase
+    With the SidecarContainers gate on (off, as in v1.27), restartable init containers count as in
+    v1.32: running but not started keeps initialisation pending until a regular container has
+    started; once terminated they no longer count.
+    Upstream: pkg/kubelet/kubelet_pods.go getPhase (v1.27; the gated branch as in v1.32)
     """
     spec = pod.spec
-    pending_initialization = failed_initialization = 0
+    pending_regular_init = pending_restartable_init = failed_initialization = 0
+    unknown = running = waiting = stopped = succeeded = 0
     for c in spec.init_containers or []:
         s = _status_of(info, c.name)
         state = s.state if s is not None else None
-        if s is None or state is None or state.running is not None:
-            pending_initialization += 1
+        last = s.last_state.terminated if s is not None and s.last_state is not None else None
+        if is_restartable_init_container(c):
+            if s is None:
+                unknown += 1
+            elif state is not None and state.running is not None:
+                pending_restartable_init += not s.started
+                running += 1
+            elif state is not None and state.terminated is not None:
+                pass  # a terminated sidecar does not count for the phase
+            elif state is not None and state.waiting is not None:
+                if last is None:
+                    pending_restartable_init, waiting = pending_restartable_init + 1, waiting + 1
+            else:
+                pending_restartable_init, unknown = pending_restartable_init + 1, unknown + 1
+        elif s is None or state is None or state.running is not None:
+            pending_regular_init += 1
         elif state.terminated is not None:
             failed_initialization += state.terminated.exit_code != 0
-        elif state.waiting is not None:
-            last = s.last_state.terminated if s.last_state is not None else None
-            if last is not None:
-                failed_initialization += last.exit_code != 0
-            else:
-                pending_initialization += 1
+        elif state.waiting is not None and last is not None:
+            failed_initialization += last.exit_code != 0
         else:
-            pending_initialization += 1
+            pending_regular_init += 1
 
-    unknown = running = waiting = stopped = succeeded = 0
     for c in spec.containers:
         s = _status_of(info, c.name)
         state = s.state if s is not None else None
@@ -86,7 +100,8 @@ def get_phase(pod: V1Pod, info: list[V1ContainerStatus], pod_is_terminal: bool) 
 
     if failed_initialization > 0 and spec.restart_policy == RESTART_POLICY_NEVER:
         return FAILED
-    if pending_initialization > 0 or waiting > 0:
+    if (pending_regular_init > 0 or (pending_restartable_init > 0 and not has_any_regular_container_started(pod, info))
+            or waiting > 0):
         return PENDING
     if running > 0 and unknown == 0:
         return RUNNING
@@ -208,30 +223,6 @@ def convert_to_api_container_statuses(pod: V1Pod, pod_status: PodStatus, previou
 # --8<-- [end:convert_to_api_container_statuses]
 
 
-def update_probe_flags(pod: V1Pod, status: V1PodStatus, readiness: Optional[dict[str, str]] = None,
-                       startup: Optional[dict[str, str]] = None) -> None:
-    """Set started and ready: running and no probe pending (or its result Success); init containers ready once exited 0.
-
-    Probe results are keyed by runtime container ID; a container with a probe but no result yet is not started/ready.
-    Upstream: pkg/kubelet/prober/prober_manager.go manager.UpdatePodStatus
-    """
-    readiness, startup = readiness or {}, startup or {}
-    specs = {c.name: c for c in pod.spec.containers}
-    for c in status.container_statuses or []:
-        spec, cid = specs.get(c.name), (c.container_id or "").split("://")[-1]
-        if c.state is None or c.state.running is None:
-            started = False
-        elif cid in startup:
-            started = startup[cid] == "Success"
-        else:
-            started = spec is None or spec.startup_probe is None
-        c.started = started
-        if started:
-            c.ready = readiness.get(cid) == "Success" or (cid not in readiness and (spec is None or spec.readiness_probe is None))
-    for c in status.init_container_statuses or []:
-        c.ready = c.state is not None and c.state.terminated is not None and c.state.terminated.exit_code == 0
-
-
 def _sort_pod_ips(ips: list[str]) -> list[str]:
     """The first IPv4 then the first IPv6 (an IPv4 node). Upstream: pkg/kubelet/kubelet_pods.go Kubelet.sortPodIPs"""
     v4 = [ip for ip in ips if ipaddress.ip_address(ip).version == 4][:1]
@@ -278,7 +269,7 @@ def generate_api_pod_status(pod: V1Pod, pod_status: PodStatus, pod_is_terminal: 
             break
     if api_status.phase in (FAILED, SUCCEEDED) and s.phase != api_status.phase:
         s.phase = api_status.phase  # the API already shows a terminal phase: no way out of it
-    update_probe_flags(pod, s, readiness, startup)
+    prober.update_pod_status(pod, s, readiness, startup)
 
     conditions = [c for c in api_status.conditions or [] if c.type not in POD_CONDITIONS_BY_KUBELET]
     disruption = next((c for c in old.conditions or [] if c.type == "DisruptionTarget"), None)  # PodDisruptionConditions, on
