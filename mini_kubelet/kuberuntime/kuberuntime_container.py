@@ -6,12 +6,14 @@ and the container config are left out: the simulated runtime has every image and
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Optional
 
 from kubernetes.client import V1Container, V1Pod
 
 from mini_kubelet import events
 from mini_kubelet.container import (
+    CONTAINER_STATE_CREATED,
     CONTAINER_STATE_EXITED,
     CONTAINER_STATE_RUNNING,
     CONTAINER_STATE_UNKNOWN,
@@ -22,6 +24,8 @@ from mini_kubelet.container import (
     PodStatus,
     Status,
     SyncResult,
+    hash_container,
+    is_restartable_init_container,
 )
 from mini_kubelet.cri import CRIError, RuntimeService
 from mini_kubelet.kuberuntime.helpers import is_init_container_failed
@@ -31,6 +35,19 @@ REASON_STARTUP_PROBE = "StartupProbe"  # containerKillReason
 REASON_LIVENESS_PROBE = "LivenessProbe"
 REASON_UNKNOWN = "Unknown"
 ERR_CREATE_CONTAINER = "CreateContainerError"  # kuberuntime's own start errors (pkg/kubelet/kuberuntime/kuberuntime_container.go)
+
+
+@dataclass
+class ContainerToKillInfo:
+    """A container to stop: its spec, name, and why (a message for the event, a reason for the grace period).
+
+    Upstream: pkg/kubelet/kuberuntime/kuberuntime_manager.go containerToKillInfo
+    """
+
+    container: V1Container
+    name: str
+    message: str = ""
+    reason: str = ""
 
 
 def involved(pod: V1Pod, container: Optional[V1Container] = None) -> str:
@@ -72,6 +89,101 @@ def find_next_init_container_to_run(pod: V1Pod, pod_status: PodStatus) -> tuple[
             return None, inits[i + 1], False
     return None, inits[0], False
 # --8<-- [end:find_next_init_container_to_run]
+
+
+# --8<-- [start:compute_init_container_actions]
+def compute_init_container_actions(pod: V1Pod, pod_status: PodStatus, changes, liveness: dict[str, str],
+                                   startup: dict[str, str]) -> bool:
+    """With sidecars: fill changes.init_containers_to_start (and kills); True once the pod has initialised.
+
+    Scanning init containers from the last: a regular one runs once, in order, and its failure
+    kills the pod under Never; a sidecar is started, restarted whatever the pod's policy, killed
+    and restarted on a failed startup or liveness probe or a changed spec, and lets the next init
+    container start once it has started (its startup probe succeeded).
+    Upstream: pkg/kubelet/kuberuntime/kuberuntime_container.go kubeGenericRuntimeManager.computeInitContainerActions
+    (as in v1.32; only called with the SidecarContainers gate on and a pod that has a sidecar)
+    """
+    inits = pod.spec.init_containers or []
+    if not inits:
+        return True
+    has_initialized = any((s := pod_status.find_container_status_by_name(c.name)) is not None
+                          and s.state in (CONTAINER_STATE_CREATED, CONTAINER_STATE_RUNNING) for c in pod.spec.containers)
+    previously_initialized, restart_on_failure = has_initialized, pod.spec.restart_policy != "Never"
+    to_start = changes.init_containers_to_start
+
+    def kill(status: Status, c: V1Container, message: str, reason: str) -> None:
+        changes.containers_to_kill[status.id] = ContainerToKillInfo(c, c.name, message, reason)
+        to_start.append(i)
+
+    for i in range(len(inits) - 1, -1, -1):
+        c, sidecar = inits[i], is_restartable_init_container(inits[i])
+        status = pod_status.find_container_status_by_name(c.name)
+        if status is None:
+            if previously_initialized and sidecar:
+                to_start.append(i)
+            continue
+        if previously_initialized and not sidecar:
+            continue
+        if status.state == CONTAINER_STATE_CREATED:
+            to_start.append(i)
+        elif status.state == CONTAINER_STATE_RUNNING:
+            if sidecar:
+                has_initialized = _running_sidecar(i, c, status, len(inits), previously_initialized, has_initialized,
+                                                   to_start, kill, liveness, startup)
+        elif status.state == CONTAINER_STATE_EXITED:
+            if sidecar:
+                to_start.append(i)
+            elif is_init_container_failed(status):
+                if not restart_on_failure:
+                    changes.kill_pod, changes.init_containers_to_start = True, []
+                    return False
+                to_start.append(i)
+            elif i == len(inits) - 1:
+                has_initialized = True
+            else:
+                to_start.append(i + 1)
+        else:  # unknown
+            if not sidecar and not restart_on_failure:
+                changes.kill_pod, changes.init_containers_to_start = True, []
+                return False
+            kill(status, c, f'Init container is in "{status.state}" state, try killing it before restart', REASON_UNKNOWN)
+        previously_initialized = True
+    if not previously_initialized:
+        to_start.append(0)
+    to_start.reverse()
+    return has_initialized
+
+
+def _running_sidecar(i, c, status, count, previously_initialized, has_initialized, to_start, kill, liveness, startup) -> bool:
+    """computeInitContainerActions for a running sidecar; returns has_initialized."""
+    if c.startup_probe is not None:
+        if status.id not in startup:
+            return has_initialized
+        if startup[status.id] != "Success":
+            if startup[status.id] == "Failure":
+                kill(status, c, f"Init container {c.name} failed startup probe", REASON_STARTUP_PROBE)
+            return has_initialized
+    if i == count - 1:
+        has_initialized = True
+    elif not previously_initialized:
+        to_start.append(i + 1)
+    if status.hash != hash_container(c):
+        kill(status, c, f"Init container {c.name} definition changed", "")
+        return has_initialized
+    if c.liveness_probe is not None and liveness.get(status.id) == "Failure":
+        kill(status, c, f"Init container {c.name} failed liveness probe", REASON_LIVENESS_PROBE)
+    return has_initialized
+# --8<-- [end:compute_init_container_actions]
+
+
+def has_any_regular_container_created(pod: V1Pod, pod_status: PodStatus) -> bool:
+    """Whether any regular container has an instance that was created, runs or exited.
+
+    Upstream: pkg/kubelet/kuberuntime/kuberuntime_container.go hasAnyRegularContainerCreated (v1.28 and later)
+    """
+    return any((s := pod_status.find_container_status_by_name(c.name)) is not None
+               and s.state in (CONTAINER_STATE_CREATED, CONTAINER_STATE_RUNNING, CONTAINER_STATE_EXITED)
+               for c in pod.spec.containers)
 
 
 def start_container(runtime: RuntimeService, sandbox_id: str, pod: V1Pod, container: V1Container,

@@ -1,8 +1,9 @@
 """What the runtime manager does for one Pod on each sync: decide the actions, then carry them out in order.
 
 Upstream: pkg/kubelet/kuberuntime/kuberuntime_manager.go (computePodActions, SyncPod, doBackOff).
-As in v1.27: init containers run one at a time (the pre-sidecar path), InPlacePodVerticalScaling is
-off (no resize actions), and liveness and startup results come in as maps from container ID to result.
+As in v1.27: init containers run one at a time (the pre-sidecar path; sidecars only behind the
+SidecarContainers gate), InPlacePodVerticalScaling is off (no resize actions), and liveness and
+startup results come in as maps from container ID to result.
 """
 
 from __future__ import annotations
@@ -18,13 +19,14 @@ from mini_kubelet.container import (
     CREATE_POD_SANDBOX, ERR_CRASH_LOOP_BACK_OFF, ERR_CREATE_POD_SANDBOX, ERR_KILL_CONTAINER, ERR_KILL_POD_SANDBOX,
     KILL_CONTAINER, KILL_POD_SANDBOX, RESTART_POLICY_NEVER, RESTART_POLICY_ON_FAILURE, START_CONTAINER,
     Pod, PodStatus, PodSyncResult, Status, SyncResult, convert_pod_status_to_running_pod, hash_container,
-    should_container_be_restarted,
+    is_restartable_init_container, should_container_be_restarted,
 )
 from mini_kubelet.cri import CRIError, RuntimeService
 from mini_kubelet.flowcontrol import Backoff, format_duration
 from mini_kubelet.kuberuntime.helpers import get_stable_key, is_init_container_failed
 from mini_kubelet.kuberuntime.kuberuntime_container import (
-    REASON_LIVENESS_PROBE, REASON_STARTUP_PROBE, REASON_UNKNOWN, find_next_init_container_to_run, involved,
+    REASON_LIVENESS_PROBE, REASON_STARTUP_PROBE, REASON_UNKNOWN, ContainerToKillInfo, compute_init_container_actions,
+    find_next_init_container_to_run, has_any_regular_container_created, involved,
     kill_container, kill_containers_with_sync_result, prune_init_containers_before_start, purge_init_containers,
     start_container,
 )
@@ -47,19 +49,6 @@ def format_pod(pod: V1Pod) -> str:
 
 # --8<-- [start:PodActions]
 @dataclass
-class ContainerToKillInfo:
-    """A container to stop: its spec, name, and why (a message for the event, a reason for the grace period).
-
-    Upstream: pkg/kubelet/kuberuntime/kuberuntime_manager.go containerToKillInfo
-    """
-
-    container: V1Container
-    name: str
-    message: str = ""
-    reason: str = ""
-
-
-@dataclass
 class PodActions:
     """What one sync must do for a pod. Container indexes point into spec.containers (or ephemeralContainers).
 
@@ -70,7 +59,8 @@ class PodActions:
     create_sandbox: bool = False  # then start a new sandbox (and purge init containers)
     sandbox_id: str = ""
     attempt: int = 0  # the sandbox attempt number to create
-    next_init_container_to_start: Optional[V1Container] = None
+    next_init_container_to_start: Optional[V1Container] = None  # v1.27's one-at-a-time init path
+    init_containers_to_start: list[int] = field(default_factory=list)  # with sidecars (SidecarContainers, from 1.28)
     containers_to_start: list[int] = field(default_factory=list)
     containers_to_kill: dict[str, ContainerToKillInfo] = field(default_factory=dict)  # by container ID
     ephemeral_containers_to_start: list[int] = field(default_factory=list)
@@ -109,11 +99,14 @@ def compute_pod_actions(pod: V1Pod, pod_status: PodStatus, liveness: Optional[di
                         startup: Optional[dict[str, str]] = None) -> PodActions:
     """Compare the pod's spec with what the runtime reports and list what to kill, create and start.
 
+    Init containers take v1.27's one-at-a-time path, unless the SidecarContainers gate is on and the
+    pod has a sidecar: then computeInitContainerActions decides, as in v1.32.
     Upstream: pkg/kubelet/kuberuntime/kuberuntime_manager.go kubeGenericRuntimeManager.computePodActions
     """
     liveness, startup = liveness or {}, startup or {}
     create_sandbox, attempt, sandbox_id = pod_sandbox_changed(pod, pod_status)
     changes = PodActions(kill_pod=create_sandbox, create_sandbox=create_sandbox, sandbox_id=sandbox_id, attempt=attempt)
+    sidecars = any(is_restartable_init_container(c) for c in pod.spec.init_containers or [])  # only with the gate on
 
     if create_sandbox:  # everything is killed and recreated; init containers start over
         if not should_restart_on_failure(pod) and attempt != 0 and pod_status.container_statuses:
@@ -121,11 +114,16 @@ def compute_pod_actions(pod: V1Pod, pod_status: PodStatus, liveness: Optional[di
             return changes
         to_start = [i for i, c in enumerate(pod.spec.containers)
                     if not (pod.spec.restart_policy == RESTART_POLICY_ON_FAILURE and container_succeeded(c, pod_status))]
-        if not to_start and find_next_init_container_to_run(pod, pod_status)[2]:
+        initialized = (has_any_regular_container_created(pod, pod_status) if sidecars
+                       else find_next_init_container_to_run(pod, pod_status)[2])
+        if not to_start and initialized:
             changes.create_sandbox = False  # initialised and nothing left to run
             return changes
         if pod.spec.init_containers:
-            changes.next_init_container_to_start = pod.spec.init_containers[0]
+            if sidecars:
+                changes.init_containers_to_start = [0]
+            else:
+                changes.next_init_container_to_start = pod.spec.init_containers[0]
             return changes
         changes.containers_to_start = to_start
         return changes
@@ -134,8 +132,11 @@ def compute_pod_actions(pod: V1Pod, pod_status: PodStatus, liveness: Optional[di
         if pod_status.find_container_status_by_name(ec.name) is None:
             changes.ephemeral_containers_to_start.append(i)
 
-    last, next_init, done = find_next_init_container_to_run(pod, pod_status)
-    if not done:
+    if sidecars:
+        if not compute_init_container_actions(pod, pod_status, changes, liveness, startup) or changes.kill_pod:
+            return changes
+    elif not (found := find_next_init_container_to_run(pod, pod_status))[2]:
+        last, next_init, _ = found
         if next_init is not None:
             if last is not None and is_init_container_failed(last) and not should_restart_on_failure(pod):
                 changes.kill_pod = True
@@ -174,6 +175,7 @@ def compute_pod_actions(pod: V1Pod, pod_status: PodStatus, liveness: Optional[di
 
     if keep_count == 0 and not changes.containers_to_start:
         changes.kill_pod = True  # nothing runs and nothing will: stop the sandbox too
+        changes.init_containers_to_start = []
     return changes
 # --8<-- [end:compute_pod_actions]
 
@@ -288,6 +290,9 @@ def sync_pod(runtime: RuntimeService, pod: V1Pod, pod_status: PodStatus, back_of
         start(pod.spec.ephemeral_containers[i])
     if changes.next_init_container_to_start is not None:
         if start(changes.next_init_container_to_start):
+            return result
+    for i in changes.init_containers_to_start:  # with sidecars: a sidecar that fails to start does not stop the others
+        if start(pod.spec.init_containers[i]) and not is_restartable_init_container(pod.spec.init_containers[i]):
             return result
     for i in changes.containers_to_start:
         start(pod.spec.containers[i])
