@@ -11,8 +11,13 @@ from __future__ import annotations
 import pytest
 from kubernetes.client import V1Container, V1ContainerState, V1ContainerStateRunning, V1ObjectMeta, V1Pod, V1PodSpec
 
+from mini_kubelet.clock import Clock
+from mini_kubelet.cri import RuntimeService
+from mini_kubelet.events import Recorder
 from mini_kubelet.features import DEFAULT_FEATURE_GATE, set_feature_gate_during_test
-from mini_kubelet.kubelet_pods import get_phase
+from mini_kubelet.flowcontrol import new_container_back_off
+from mini_kubelet.kubelet_pods import generate_api_pod_status, get_phase
+from mini_kubelet.kuberuntime.kuberuntime_manager import sync_pod
 from tests.test_kubelet_pods import (
     failed, running, status, stopped, succeeded, waiting, waiting_with_last_termination, waiting_with_non_zero_termination,
 )
@@ -119,3 +124,18 @@ def test_gate_off_treats_a_sidecar_as_a_regular_init_container():
     with set_feature_gate_during_test(DEFAULT_FEATURE_GATE, "SidecarContainers", True):
         assert get_phase(pod("Always", [(X, True)]), [started(X), running(A), running(B)], False) == "Running"
     assert not DEFAULT_FEATURE_GATE.enabled("SidecarContainers"), "the gate is put back after the block"
+
+
+def test_pod_with_a_sidecar_becomes_running_end_to_end(sidecars):
+    """Through the runtime, SyncPod and the generated status: sidecar started, app running, pod Running and Ready."""
+    clock = Clock()
+    runtime, recorder, back_off = RuntimeService(clock), Recorder(clock), new_container_back_off(clock)
+    p = V1Pod(metadata=V1ObjectMeta(uid="u", name="web", namespace="default"),
+              spec=V1PodSpec(restart_policy="Always", containers=[V1Container(name="app", image="nginx")],
+                             init_containers=[V1Container(name="proxy", image="envoy", restart_policy="Always")]))
+    for _ in range(2):
+        sync_pod(runtime, p, runtime.get_pod_status("u"), back_off, recorder)
+    s = generate_api_pod_status(p, runtime.get_pod_status("u"), False)
+    proxy = s.init_container_statuses[0]
+    assert (proxy.started, proxy.ready) == (True, True)
+    assert s.phase == "Running" and {c.type: c.status for c in s.conditions}["Ready"] == "True"
