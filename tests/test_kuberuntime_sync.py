@@ -10,14 +10,14 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from kubernetes.client import V1Container, V1ObjectMeta, V1Pod, V1PodSpec
+from kubernetes.client import V1Container, V1ObjectMeta, V1Pod, V1PodSpec, V1Probe
 
 from mini_kubelet import container as kc
 from mini_kubelet.clock import Clock
 from mini_kubelet.cri import FakeContainer, RuntimeService
 from mini_kubelet.events import Recorder
 from mini_kubelet.flowcontrol import new_back_off, new_container_back_off
-from mini_kubelet.kuberuntime.kuberuntime_container import prune_init_containers_before_start
+from mini_kubelet.kuberuntime.kuberuntime_container import kill_container, prune_init_containers_before_start
 from mini_kubelet.kuberuntime.kuberuntime_manager import kill_pod_with_sync_result, sync_pod
 
 pytestmark = pytest.mark.ch1
@@ -194,3 +194,38 @@ def test_restart_count_goes_up_by_one_per_restart(env):
         runtime.oom_kill_container(pod.metadata.uid, "app")
         clock.advance(600)
     assert [s.restart_count for s in runtime.get_pod_status(pod.metadata.uid).container_statuses] == [2, 1, 0]
+
+
+@pytest.mark.parametrize("deletion, pod_grace, probe_grace, reason, override, expected", [
+    (None, 30, None, "Unknown", None, 30),  # the pod's terminationGracePeriodSeconds
+    (5, 30, None, "Unknown", None, 5),  # a deletion's grace period wins
+    (None, 30, 7, "LivenessProbe", None, 7),  # a liveness kill uses the probe's own period
+    (None, 30, 7, "Unknown", None, 30),  # ... but only for a liveness kill
+    (None, 1, None, "Unknown", None, 2),  # never below minimumGracePeriodInSeconds = 2
+    (None, 30, None, "Unknown", 1, 1),  # an override (from the pod worker) is applied after that floor
+    (None, None, None, "Unknown", None, 2),  # nothing set: 2
+])
+def test_kill_container_grace_period(env, deletion, pod_grace, probe_grace, reason, override, expected):
+    """kuberuntime_container.go setTerminationGracePeriod and killContainer: which grace period a stop gets (derived from the code)."""
+    clock, runtime, recorder = env
+    pod = make_pod([("app", "busybox")])
+    pod.metadata.deletion_grace_period_seconds = deletion
+    pod.spec.termination_grace_period_seconds = pod_grace
+    pod.spec.containers[0].liveness_probe = V1Probe(termination_grace_period_seconds=probe_grace)
+    sync_pod(runtime, pod, runtime.get_pod_status(pod.metadata.uid), new_container_back_off(clock), recorder)
+    cid = runtime.running_container(pod.metadata.uid, "app").id
+    assert kill_container(runtime, pod, cid, "app", "", reason, override, recorder) == expected
+    assert recorder.events[-1].reason == "Killing" and recorder.events[-1].message == "Stopping container app"
+
+
+def test_liveness_failure_restarts_the_container_with_a_killing_event(env):
+    """A failed liveness probe: SyncPod stops the container ("failed liveness probe, will be restarted") and starts a new one."""
+    clock, runtime, recorder = env
+    pod = make_pod([("app", "busybox")], policy="Always")
+    sync_pod(runtime, pod, runtime.get_pod_status(pod.metadata.uid), new_container_back_off(clock), recorder)
+    first = runtime.running_container(pod.metadata.uid, "app").id
+    sync_pod(runtime, pod, runtime.get_pod_status(pod.metadata.uid), new_container_back_off(clock), recorder,
+             liveness={first: "Failure"})
+    assert records(runtime) == [("app", 0, "exited"), ("app", 1, "running")]
+    assert [e.message for e in recorder.events if e.reason == "Killing"] == [
+        "Container app failed liveness probe, will be restarted"]
