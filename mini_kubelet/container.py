@@ -2,14 +2,20 @@
 
 Upstream: pkg/kubelet/container/runtime.go (the types Pod, Container, PodStatus, Status) and
 k8s.io/cri-api PodSandboxStatus (reduced to what the kubelet's decisions read).
+Also helpers.go (ShouldContainerBeRestarted, HashContainer) and sync_result.go (what SyncPod did).
 Times are virtual (datetime from mini_kubelet.clock); IDs are strings the simulated runtime makes.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Optional
+from typing import Any, Optional
+
+from kubernetes.client import ApiClient, V1Container, V1Pod
+
+from mini_kubelet import features
 
 # --8<-- [start:states]
 CONTAINER_STATE_CREATED = "created"  # created, not started
@@ -19,6 +25,10 @@ CONTAINER_STATE_UNKNOWN = "unknown"  # anything the kubelet does not track (paus
 
 SANDBOX_READY = "SANDBOX_READY"  # k8s.io/cri-api PodSandboxState
 SANDBOX_NOTREADY = "SANDBOX_NOTREADY"
+
+RESTART_POLICY_ALWAYS = "Always"  # k8s.io/api/core/v1 RestartPolicy
+RESTART_POLICY_ON_FAILURE = "OnFailure"
+RESTART_POLICY_NEVER = "Never"
 # --8<-- [end:states]
 
 
@@ -114,3 +124,148 @@ class PodStatus:
         Upstream: pkg/kubelet/container/runtime.go PodStatus.GetRunningContainerStatuses
         """
         return [s for s in self.container_statuses if s.state == CONTAINER_STATE_RUNNING]
+
+
+# --8<-- [start:should_container_be_restarted]
+def should_container_be_restarted(container: V1Container, pod: V1Pod, pod_status: PodStatus) -> bool:
+    """Whether the kubelet should (re)start this container, judging by its newest instance and the policy.
+
+    A pod being deleted never restarts anything; a container with no instance (never started, or
+    garbage-collected) starts; a running one does not; a created or unknown one does. An exited one
+    restarts unless the policy is Never, or OnFailure and it exited 0. An empty policy counts as Always.
+    Upstream: pkg/kubelet/container/helpers.go ShouldContainerBeRestarted
+    """
+    if pod.metadata.deletion_timestamp is not None:
+        return False
+    status = pod_status.find_container_status_by_name(container.name)
+    if status is None:
+        return True
+    if status.state == CONTAINER_STATE_RUNNING:
+        return False
+    if status.state in (CONTAINER_STATE_UNKNOWN, CONTAINER_STATE_CREATED):
+        return True
+    if pod.spec.restart_policy == RESTART_POLICY_NEVER:
+        return False
+    if pod.spec.restart_policy == RESTART_POLICY_ON_FAILURE and status.exit_code == 0:
+        return False
+    return True
+# --8<-- [end:should_container_be_restarted]
+
+
+_SERIALIZER = ApiClient()  # only its model-to-JSON conversion is used; it never connects anywhere
+
+
+# --8<-- [start:hash_container]
+def hash_container(container: V1Container) -> int:
+    """A 32-bit FNV-1a hash of the container's spec: any change to the spec changes it.
+
+    Upstream hashes Go's JSON encoding of the v1.Container (through its deep-hash printer) with
+    FNV-32a and stores it as a container label, so the numbers here differ from a real node's; the
+    property the kubelet relies on, "spec changed means hash changed", is the same.
+    Upstream: pkg/kubelet/container/helpers.go HashContainer
+    """
+    spec = json.dumps(_SERIALIZER.sanitize_for_serialization(container), sort_keys=True, separators=(",", ":"))
+    h = 0x811C9DC5
+    for byte in spec.encode():
+        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return h
+# --8<-- [end:hash_container]
+
+
+# --8<-- [start:sync_result]
+ERR_CRASH_LOOP_BACK_OFF = "CrashLoopBackOff"  # the errors SyncPod records, as their Go error strings
+ERR_RUN_CONTAINER = "RunContainerError"
+ERR_KILL_CONTAINER = "KillContainerError"
+ERR_CREATE_POD_SANDBOX = "CreatePodSandboxError"
+ERR_KILL_POD_SANDBOX = "KillPodSandboxError"
+
+START_CONTAINER = "StartContainer"  # SyncAction
+KILL_CONTAINER = "KillContainer"
+CREATE_POD_SANDBOX = "CreatePodSandbox"
+CONFIG_POD_SANDBOX = "ConfigPodSandbox"
+KILL_POD_SANDBOX = "KillPodSandbox"
+
+
+@dataclass
+class SyncResult:
+    """One action SyncPod took (start, kill, create a sandbox) and, if it failed, the error and message.
+
+    Upstream: pkg/kubelet/container/sync_result.go SyncResult
+    """
+
+    action: str
+    target: Any  # a container name, or the pod's description for sandbox actions
+    error: Optional[str] = None
+    message: str = ""
+
+    def fail(self, error: str, message: str) -> None:
+        """Record the failure.
+
+        Upstream: pkg/kubelet/container/sync_result.go SyncResult.Fail
+        """
+        self.error, self.message = error, message
+
+
+@dataclass
+class PodSyncResult:
+    """Everything one SyncPod did, in order.
+
+    Upstream: pkg/kubelet/container/sync_result.go PodSyncResult
+    """
+
+    sync_results: list[SyncResult] = field(default_factory=list)
+    sync_error: Optional[str] = None
+
+    def add_sync_result(self, *results: SyncResult) -> None:
+        """Append results. Upstream: pkg/kubelet/container/sync_result.go PodSyncResult.AddSyncResult"""
+        self.sync_results.extend(results)
+
+    def add_pod_sync_result(self, other: PodSyncResult) -> None:
+        """Append another pass's results. Upstream: pkg/kubelet/container/sync_result.go PodSyncResult.AddPodSyncResult"""
+        self.add_sync_result(*other.sync_results)
+        self.sync_error = other.sync_error
+
+    def error(self) -> Optional[str]:
+        """The failures as one message, or None when everything succeeded.
+
+        Upstream: pkg/kubelet/container/sync_result.go PodSyncResult.Error (an utilerrors aggregate)
+        """
+        errors = [f"failed to SyncPod: {self.sync_error}"] if self.sync_error else []
+        errors += [f'failed to "{r.action}" for "{r.target}" with {r.error}: "{r.message}"'
+                   for r in self.sync_results if r.error]
+        if not errors:
+            return None
+        return errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
+# --8<-- [end:sync_result]
+
+
+def convert_pod_status_to_running_pod(pod_status: PodStatus) -> Pod:
+    """The pod as a list of what runs: its running containers and all its sandboxes (what KillPod stops).
+
+    Upstream: pkg/kubelet/container/helpers.go ConvertPodStatusToRunningPod
+    """
+    sandbox_state = {SANDBOX_READY: CONTAINER_STATE_RUNNING, SANDBOX_NOTREADY: CONTAINER_STATE_EXITED}
+    return Pod(
+        id=pod_status.id, name=pod_status.name, namespace=pod_status.namespace,
+        containers=[Container(s.id, s.name, s.image, s.hash, s.state) for s in pod_status.get_running_container_statuses()],
+        sandboxes=[Container(s.id, "", "", 0, sandbox_state.get(s.state, CONTAINER_STATE_UNKNOWN))
+                   for s in pod_status.sandbox_statuses])
+
+
+def is_restartable_init_container(c: V1Container) -> bool:
+    """A sidecar: an init container with restartPolicy Always, and only with the SidecarContainers gate on.
+
+    v1.27 has neither the field nor the gate; with the gate off every init container is a regular one.
+    Upstream: pkg/api/v1/pod/util.go IsRestartableInitContainer (v1.32; kubetypes.IsRestartableInitContainer in v1.28-v1.30)
+    """
+    return features.DEFAULT_FEATURE_GATE.enabled("SidecarContainers") and getattr(c, "restart_policy", None) == RESTART_POLICY_ALWAYS
+
+
+def has_any_regular_container_started(pod: V1Pod, statuses: list) -> bool:
+    """Whether any regular container of the pod is running or has terminated (API statuses).
+
+    Upstream: pkg/kubelet/container/helpers.go HasAnyRegularContainerStarted (v1.28 and later)
+    """
+    names = {c.name for c in pod.spec.containers}
+    return any(s.name in names and s.state is not None and (s.state.running is not None or s.state.terminated is not None)
+               for s in statuses)

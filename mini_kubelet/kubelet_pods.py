@@ -1,0 +1,288 @@
+"""The Pod status the user sees: phase, container states (waiting, running, terminated), restarts, conditions.
+
+Upstream: pkg/kubelet/kubelet_pods.go (getPhase, generateAPIPodStatus, convertStatusToAPIStatus,
+convertToAPIContainerStatuses) in their v1.27 form; the ready and started flags come from
+mini_kubelet.prober. Resources in status (InPlacePodVerticalScaling) are off.
+"""
+
+from __future__ import annotations
+
+import copy
+import ipaddress
+from typing import Iterable, Optional
+
+from kubernetes.client import (
+    V1ContainerState, V1ContainerStateRunning, V1ContainerStateTerminated, V1ContainerStateWaiting, V1ContainerStatus,
+    V1Pod, V1PodCondition, V1PodIP, V1PodStatus,
+)
+
+from mini_kubelet import prober, qos, types
+from mini_kubelet.container import (
+    has_any_regular_container_started, is_restartable_init_container,
+    CONTAINER_STATE_CREATED, CONTAINER_STATE_EXITED, CONTAINER_STATE_RUNNING, CONTAINER_STATE_UNKNOWN, PodStatus,
+    RESTART_POLICY_ALWAYS, RESTART_POLICY_NEVER, Status, should_container_be_restarted,
+)
+from mini_kubelet.cri import RUNTIME_NAME
+from mini_kubelet.reason_cache import ReasonCache
+from mini_kubelet.status.generate import (
+    generate_containers_ready_condition, generate_pod_initialized_condition, generate_pod_ready_condition,
+)
+
+# --8<-- [start:constants]
+POD_INITIALIZING = "PodInitializing"  # the waiting reason before a container's first start, with init containers
+CONTAINER_CREATING = "ContainerCreating"  # ... and without
+CONTAINER_STATUS_UNKNOWN = "ContainerStatusUnknown"
+PENDING, RUNNING, SUCCEEDED, FAILED = "Pending", "Running", "Succeeded", "Failed"
+POD_CONDITIONS_BY_KUBELET = ("PodScheduled", "Ready", "Initialized", "ContainersReady")  # pkg/kubelet/types/pod_status.go
+# --8<-- [end:constants]
+
+
+def _status_of(statuses: Iterable[V1ContainerStatus], name: str) -> Optional[V1ContainerStatus]:
+    """The first status with this name. Upstream: pkg/api/v1/pod/util.go GetContainerStatus"""
+    return next((s for s in statuses if s.name == name), None)
+
+
+# --8<-- [start:get_phase]
+def get_phase(pod: V1Pod, info: list[V1ContainerStatus], pod_is_terminal: bool) -> str:
+    """The pod's phase from its container statuses (regular and init), its restart policy, and whether it is terminal.
+
+    With the SidecarContainers gate on (off, as in v1.27), restartable init containers count as in
+    v1.32: running but not started keeps initialisation pending until a regular container has
+    started; once terminated they no longer count.
+    Upstream: pkg/kubelet/kubelet_pods.go getPhase (v1.27; the gated branch as in v1.32)
+    """
+    spec = pod.spec
+    pending_regular_init = pending_restartable_init = failed_initialization = 0
+    unknown = running = waiting = stopped = succeeded = 0
+    for c in spec.init_containers or []:
+        s = _status_of(info, c.name)
+        state = s.state if s is not None else None
+        last = s.last_state.terminated if s is not None and s.last_state is not None else None
+        if is_restartable_init_container(c):
+            if s is None:
+                unknown += 1
+            elif state is not None and state.running is not None:
+                pending_restartable_init += not s.started
+                running += 1
+            elif state is not None and state.terminated is not None:
+                pass  # a terminated sidecar does not count for the phase
+            elif state is not None and state.waiting is not None:
+                if last is None:
+                    pending_restartable_init, waiting = pending_restartable_init + 1, waiting + 1
+            else:
+                pending_restartable_init, unknown = pending_restartable_init + 1, unknown + 1
+        elif s is None or state is None or state.running is not None:
+            pending_regular_init += 1
+        elif state.terminated is not None:
+            failed_initialization += state.terminated.exit_code != 0
+        elif state.waiting is not None and last is not None:
+            failed_initialization += last.exit_code != 0
+        else:
+            pending_regular_init += 1
+
+    for c in spec.containers:
+        s = _status_of(info, c.name)
+        state = s.state if s is not None else None
+        if s is None or state is None:
+            unknown += 1
+        elif state.running is not None:
+            running += 1
+        elif state.terminated is not None:
+            stopped += 1
+            succeeded += state.terminated.exit_code == 0
+        elif state.waiting is not None:
+            if s.last_state is not None and s.last_state.terminated is not None:
+                stopped += 1  # crash-looping: waiting to restart after a termination
+            else:
+                waiting += 1
+        else:
+            unknown += 1
+
+    if failed_initialization > 0 and spec.restart_policy == RESTART_POLICY_NEVER:
+        return FAILED
+    if (pending_regular_init > 0 or (pending_restartable_init > 0 and not has_any_regular_container_started(pod, info))
+            or waiting > 0):
+        return PENDING
+    if running > 0 and unknown == 0:
+        return RUNNING
+    if running == 0 and stopped > 0 and unknown == 0:
+        if pod_is_terminal and not types.is_static_pod(pod):  # no restarts any more, whatever the policy
+            return SUCCEEDED if stopped == succeeded else FAILED
+        if spec.restart_policy == RESTART_POLICY_ALWAYS:
+            return RUNNING  # every container is on its way to a restart
+        if stopped == succeeded:
+            return SUCCEEDED
+        if spec.restart_policy == RESTART_POLICY_NEVER:
+            return FAILED
+        return RUNNING  # OnFailure, with a failed container restarting
+    return PENDING
+# --8<-- [end:get_phase]
+
+
+def _container_id(cs: Status) -> str:
+    return f"{RUNTIME_NAME}://{cs.id}"  # ContainerID.String(): type://id
+
+
+def _convert_container_status(cs: Status, old: Optional[V1ContainerStatus]) -> V1ContainerStatus:
+    """One runtime instance as an API container status. Upstream: kubelet_pods.go convertToAPIContainerStatuses convertContainerStatus"""
+    cid = _container_id(cs)
+    status = V1ContainerStatus(name=cs.name, restart_count=cs.restart_count, image=cs.image, image_id="",
+                               container_id=cid, ready=False, state=V1ContainerState())
+    if cs.state == CONTAINER_STATE_RUNNING:
+        status.state.running = V1ContainerStateRunning(started_at=cs.started_at)
+    elif cs.state == CONTAINER_STATE_CREATED:
+        status.state.waiting = V1ContainerStateWaiting()
+    elif cs.state == CONTAINER_STATE_EXITED:
+        status.state.terminated = V1ContainerStateTerminated(
+            exit_code=cs.exit_code, reason=cs.reason or None, message=cs.message or None, started_at=cs.started_at,
+            finished_at=cs.finished_at, container_id=cid)
+    elif cs.state == CONTAINER_STATE_UNKNOWN and old is not None and old.state is not None and old.state.running is not None:
+        status.state.terminated = V1ContainerStateTerminated(
+            reason=CONTAINER_STATUS_UNKNOWN, message="The container could not be located when the pod was terminated",
+            exit_code=137)
+        status.restart_count = old.restart_count + 1
+    else:
+        status.state.waiting = V1ContainerStateWaiting()
+    return status
+
+
+# --8<-- [start:convert_to_api_container_statuses]
+def convert_to_api_container_statuses(pod: V1Pod, pod_status: PodStatus, previous_status: Optional[list[V1ContainerStatus]],
+                                      containers: list, has_init_containers: bool, is_init_container: bool,
+                                      reason_cache: Optional[ReasonCache] = None) -> list[V1ContainerStatus]:
+    """API statuses for these containers: the newest instance as state, the one before as lastState, restart counts.
+
+    A container with no instance waits (PodInitializing or ContainerCreating); one that should be
+    restarted and last failed to start waits with that failure's reason (e.g. CrashLoopBackOff).
+    Upstream: pkg/kubelet/kubelet_pods.go Kubelet.convertToAPIContainerStatuses
+    """
+    old_statuses = {s.name: s for s in previous_status or []}
+    default_reason = POD_INITIALIZING if has_init_containers else CONTAINER_CREATING
+    statuses: dict[str, V1ContainerStatus] = {}
+    for c in containers:
+        status = V1ContainerStatus(name=c.name, image=c.image or "", image_id="", ready=False, restart_count=0,
+                                   state=V1ContainerState(waiting=V1ContainerStateWaiting(reason=default_reason)))
+        old = old_statuses.get(c.name)
+        if old is not None:
+            if old.state is not None and old.state.terminated is not None:
+                status = copy.deepcopy(old)
+            else:
+                status.restart_count, status.last_state = old.restart_count, copy.deepcopy(old.last_state)
+        statuses[c.name] = status
+
+    runtime_names = {cs.name for cs in pod_status.container_statuses}
+    for c in containers:  # a container that was running and vanished from the runtime: infer a termination
+        old = old_statuses.get(c.name)
+        if c.name in runtime_names or old is None or old.state is None:
+            continue
+        if old.state.terminated is not None or old.state.running is None:
+            continue
+        status = statuses[c.name]
+        waiting = status.state.waiting
+        if waiting is None or waiting.reason != default_reason:
+            continue
+        if status.last_state is not None and status.last_state.terminated is not None:
+            continue
+        status.last_state = V1ContainerState(terminated=V1ContainerStateTerminated(
+            reason=CONTAINER_STATUS_UNKNOWN, exit_code=137,
+            message="The container could not be located when the pod was deleted.  The container used to be Running"))
+        if pod.metadata.deletion_timestamp is None:
+            status.restart_count += 1
+
+    newest_first = sorted(pod_status.container_statuses, reverse=True,  # stable: equal times keep the runtime's order
+                          key=lambda s: (s.created_at is not None, s.created_at or 0))
+    seen: dict[str, int] = {}
+    for cs in newest_first:
+        if cs.name not in statuses or seen.get(cs.name, 0) >= 2:
+            continue
+        status = _convert_container_status(cs, old_statuses.get(cs.name))
+        if seen.get(cs.name, 0) == 0:
+            statuses[cs.name] = status
+        else:
+            statuses[cs.name].last_state = status.state
+        seen[cs.name] = seen.get(cs.name, 0) + 1
+
+    for c in containers:  # containers that failed to start wait, with the reason of the failure
+        if is_init_container:
+            s = pod_status.find_container_status_by_name(c.name)
+            if s is not None and s.state == CONTAINER_STATE_EXITED and s.exit_code == 0:
+                continue
+        if not should_container_be_restarted(c, pod, pod_status):
+            continue
+        reason = reason_cache.get(pod.metadata.uid, c.name) if reason_cache else None
+        if reason is None:
+            continue
+        status = statuses[c.name]
+        if status.state.terminated is not None:
+            status.last_state = status.state
+        status.state = V1ContainerState(waiting=V1ContainerStateWaiting(reason=reason.err, message=reason.message))
+
+    if is_init_container:
+        return [statuses[c.name] for c in pod.spec.init_containers or [] if c.name in statuses]
+    return sorted(statuses.values(), key=lambda s: s.name)
+# --8<-- [end:convert_to_api_container_statuses]
+
+
+def _sort_pod_ips(ips: list[str]) -> list[str]:
+    """The first IPv4 then the first IPv6 (an IPv4 node). Upstream: pkg/kubelet/kubelet_pods.go Kubelet.sortPodIPs"""
+    v4 = [ip for ip in ips if ipaddress.ip_address(ip).version == 4][:1]
+    return v4 + [ip for ip in ips if ipaddress.ip_address(ip).version == 6][:1]
+
+
+# --8<-- [start:generate_api_pod_status]
+def generate_api_pod_status(pod: V1Pod, pod_status: PodStatus, pod_is_terminal: bool, *,
+                            old_status: Optional[V1PodStatus] = None, reason_cache: Optional[ReasonCache] = None,
+                            pod_sync_handlers: Iterable = (), readiness: Optional[dict[str, str]] = None,
+                            startup: Optional[dict[str, str]] = None) -> V1PodStatus:
+    """The API status of the pod: IPs, QoS class, container statuses, phase (terminal phases stick), conditions.
+
+    old_status is what the status manager last set (else the API's pod.status). startTime is the
+    status manager's to set, so it is carried over from old_status unchanged.
+    Upstream: pkg/kubelet/kubelet_pods.go Kubelet.generateAPIPodStatus (and convertStatusToAPIStatus)
+    """
+    api_status = pod.status or V1PodStatus()
+    old = old_status or api_status
+    has_init = bool(pod.spec.init_containers)
+    ips = _sort_pod_ips(pod_status.ips)
+    s = V1PodStatus(
+        pod_ips=[V1PodIP(ip=ip) for ip in ips] or None, pod_ip=ips[0] if ips else None, qos_class=qos.get_pod_qos(pod),
+        start_time=old.start_time,
+        container_statuses=convert_to_api_container_statuses(
+            pod, pod_status, old.container_statuses, pod.spec.containers, has_init, False, reason_cache),
+        init_container_statuses=convert_to_api_container_statuses(
+            pod, pod_status, old.init_container_statuses, pod.spec.init_containers or [], has_init, True, reason_cache),
+        ephemeral_container_statuses=convert_to_api_container_statuses(
+            pod, pod_status, old.ephemeral_container_statuses, pod.spec.ephemeral_containers or [], has_init, False,
+            reason_cache) or None)
+    s.phase = get_phase(pod, s.container_statuses + s.init_container_statuses, pod_is_terminal)
+    if s.phase not in (FAILED, SUCCEEDED):
+        if old.phase in (FAILED, SUCCEEDED):
+            s.phase = old.phase
+        elif api_status.phase in (FAILED, SUCCEEDED):
+            s.phase = api_status.phase
+    if s.phase == old.phase:  # keep the reason and message that came with the phase
+        s.reason, s.message = old.reason or api_status.reason, old.message or api_status.message
+    for handler in pod_sync_handlers:  # e.g. the active-deadline handler
+        result = handler.should_evict(pod)
+        if result.evict:
+            s.phase, s.reason, s.message = FAILED, result.reason, result.message
+            break
+    if api_status.phase in (FAILED, SUCCEEDED) and s.phase != api_status.phase:
+        s.phase = api_status.phase  # the API already shows a terminal phase: no way out of it
+    prober.update_pod_status(pod, s, readiness, startup)
+
+    conditions = [c for c in api_status.conditions or [] if c.type not in POD_CONDITIONS_BY_KUBELET]
+    disruption = next((c for c in old.conditions or [] if c.type == "DisruptionTarget"), None)  # PodDisruptionConditions, on
+    if disruption is not None:  # pkg/util/pod ReplaceOrAppendPodCondition
+        at = next((i for i, c in enumerate(conditions) if c.type == "DisruptionTarget"), None)
+        if at is None:
+            conditions.append(disruption)
+        else:
+            conditions[at] = disruption
+    conditions.append(generate_pod_initialized_condition(pod.spec, s.init_container_statuses, s.phase))
+    conditions.append(generate_pod_ready_condition(pod.spec, conditions, s.container_statuses, s.phase))
+    conditions.append(generate_containers_ready_condition(pod.spec, s.container_statuses, s.phase))
+    conditions.append(V1PodCondition(type="PodScheduled", status="True"))
+    s.conditions = conditions
+    return s
+# --8<-- [end:generate_api_pod_status]

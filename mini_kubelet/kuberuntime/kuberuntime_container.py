@@ -1,0 +1,294 @@
+"""Starting, stopping and pruning containers through the runtime, and which init container runs next.
+
+Upstream: pkg/kubelet/kuberuntime/kuberuntime_container.go. Image pulls, log files, lifecycle hooks
+and the container config are left out: the simulated runtime has every image and no processes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from kubernetes.client import V1Container, V1Pod
+
+from mini_kubelet import events
+from mini_kubelet.container import (
+    CONTAINER_STATE_CREATED,
+    CONTAINER_STATE_EXITED,
+    CONTAINER_STATE_RUNNING,
+    CONTAINER_STATE_UNKNOWN,
+    ERR_KILL_CONTAINER,
+    ERR_RUN_CONTAINER,
+    KILL_CONTAINER,
+    Pod,
+    PodStatus,
+    Status,
+    SyncResult,
+    hash_container,
+    is_restartable_init_container,
+)
+from mini_kubelet.cri import CRIError, RuntimeService
+from mini_kubelet.kuberuntime.helpers import is_init_container_failed
+
+MINIMUM_GRACE_PERIOD_IN_SECONDS = 2  # kuberuntime_manager.go minimumGracePeriodInSeconds
+REASON_STARTUP_PROBE = "StartupProbe"  # containerKillReason
+REASON_LIVENESS_PROBE = "LivenessProbe"
+REASON_UNKNOWN = "Unknown"
+ERR_CREATE_CONTAINER = "CreateContainerError"  # kuberuntime's own start errors (pkg/kubelet/kuberuntime/kuberuntime_container.go)
+
+
+@dataclass
+class ContainerToKillInfo:
+    """A container to stop: its spec, name, and why (a message for the event, a reason for the grace period).
+
+    Upstream: pkg/kubelet/kuberuntime/kuberuntime_manager.go containerToKillInfo
+    """
+
+    container: V1Container
+    name: str
+    message: str = ""
+    reason: str = ""
+
+
+def involved(pod: V1Pod, container: Optional[V1Container] = None) -> str:
+    """The object an event is about: "namespace/name", with "{container}" for a container."""
+    ref = f"{pod.metadata.namespace}/{pod.metadata.name}"
+    return f"{ref}{{{container.name}}}" if container is not None else ref
+
+
+# --8<-- [start:find_next_init_container_to_run]
+def find_next_init_container_to_run(pod: V1Pod, pod_status: PodStatus) -> tuple[Optional[Status], Optional[V1Container], bool]:
+    """(status of a failed init container, next init container to start, done) for the legacy, one-at-a-time path.
+
+    Done when there are no init containers or a regular container is running. Otherwise the last
+    failed init container (scanning from the end) is rerun; a running one means wait; the last
+    exited one decides: if it is the final one initialisation is done, else the one after it starts;
+    with no status at all the first one starts.
+    Upstream: pkg/kubelet/kuberuntime/kuberuntime_container.go findNextInitContainerToRun
+    """
+    inits = pod.spec.init_containers or []
+    if not inits:
+        return None, None, True
+    for c in pod.spec.containers:
+        status = pod_status.find_container_status_by_name(c.name)
+        if status is not None and status.state == CONTAINER_STATE_RUNNING:
+            return None, None, True
+    for c in reversed(inits):
+        status = pod_status.find_container_status_by_name(c.name)
+        if status is not None and is_init_container_failed(status):
+            return status, c, False
+    for i in range(len(inits) - 1, -1, -1):
+        status = pod_status.find_container_status_by_name(inits[i].name)
+        if status is None:
+            continue
+        if status.state == CONTAINER_STATE_RUNNING:
+            return None, None, False
+        if status.state == CONTAINER_STATE_EXITED:
+            if i == len(inits) - 1:
+                return None, None, True
+            return None, inits[i + 1], False
+    return None, inits[0], False
+# --8<-- [end:find_next_init_container_to_run]
+
+
+# --8<-- [start:compute_init_container_actions]
+def compute_init_container_actions(pod: V1Pod, pod_status: PodStatus, changes, liveness: dict[str, str],
+                                   startup: dict[str, str]) -> bool:
+    """With sidecars: fill changes.init_containers_to_start (and kills); True once the pod has initialised.
+
+    Scanning init containers from the last: a regular one runs once, in order, and its failure
+    kills the pod under Never; a sidecar is started, restarted whatever the pod's policy, killed
+    and restarted on a failed startup or liveness probe or a changed spec, and lets the next init
+    container start once it has started (its startup probe succeeded).
+    Upstream: pkg/kubelet/kuberuntime/kuberuntime_container.go kubeGenericRuntimeManager.computeInitContainerActions
+    (as in v1.32; only called with the SidecarContainers gate on and a pod that has a sidecar)
+    """
+    inits = pod.spec.init_containers or []
+    if not inits:
+        return True
+    has_initialized = any((s := pod_status.find_container_status_by_name(c.name)) is not None
+                          and s.state in (CONTAINER_STATE_CREATED, CONTAINER_STATE_RUNNING) for c in pod.spec.containers)
+    previously_initialized, restart_on_failure = has_initialized, pod.spec.restart_policy != "Never"
+    to_start = changes.init_containers_to_start
+
+    def kill(status: Status, c: V1Container, message: str, reason: str) -> None:
+        changes.containers_to_kill[status.id] = ContainerToKillInfo(c, c.name, message, reason)
+        to_start.append(i)
+
+    for i in range(len(inits) - 1, -1, -1):
+        c, sidecar = inits[i], is_restartable_init_container(inits[i])
+        status = pod_status.find_container_status_by_name(c.name)
+        if status is None:
+            if previously_initialized and sidecar:
+                to_start.append(i)
+            continue
+        if previously_initialized and not sidecar:
+            continue
+        if status.state == CONTAINER_STATE_CREATED:
+            to_start.append(i)
+        elif status.state == CONTAINER_STATE_RUNNING:
+            if sidecar:
+                has_initialized = _running_sidecar(i, c, status, len(inits), previously_initialized, has_initialized,
+                                                   to_start, kill, liveness, startup)
+        elif status.state == CONTAINER_STATE_EXITED:
+            if sidecar:
+                to_start.append(i)
+            elif is_init_container_failed(status):
+                if not restart_on_failure:
+                    changes.kill_pod, changes.init_containers_to_start = True, []
+                    return False
+                to_start.append(i)
+            elif i == len(inits) - 1:
+                has_initialized = True
+            else:
+                to_start.append(i + 1)
+        else:  # unknown
+            if not sidecar and not restart_on_failure:
+                changes.kill_pod, changes.init_containers_to_start = True, []
+                return False
+            kill(status, c, f'Init container is in "{status.state}" state, try killing it before restart', REASON_UNKNOWN)
+        previously_initialized = True
+    if not previously_initialized:
+        to_start.append(0)
+    to_start.reverse()
+    return has_initialized
+
+
+def _running_sidecar(i, c, status, count, previously_initialized, has_initialized, to_start, kill, liveness, startup) -> bool:
+    """computeInitContainerActions for a running sidecar; returns has_initialized."""
+    if c.startup_probe is not None:
+        if status.id not in startup:
+            return has_initialized
+        if startup[status.id] != "Success":
+            if startup[status.id] == "Failure":
+                kill(status, c, f"Init container {c.name} failed startup probe", REASON_STARTUP_PROBE)
+            return has_initialized
+    if i == count - 1:
+        has_initialized = True
+    elif not previously_initialized:
+        to_start.append(i + 1)
+    if status.hash != hash_container(c):
+        kill(status, c, f"Init container {c.name} definition changed", "")
+        return has_initialized
+    if c.liveness_probe is not None and liveness.get(status.id) == "Failure":
+        kill(status, c, f"Init container {c.name} failed liveness probe", REASON_LIVENESS_PROBE)
+    return has_initialized
+# --8<-- [end:compute_init_container_actions]
+
+
+def has_any_regular_container_created(pod: V1Pod, pod_status: PodStatus) -> bool:
+    """Whether any regular container has an instance that was created, runs or exited.
+
+    Upstream: pkg/kubelet/kuberuntime/kuberuntime_container.go hasAnyRegularContainerCreated (v1.28 and later)
+    """
+    return any((s := pod_status.find_container_status_by_name(c.name)) is not None
+               and s.state in (CONTAINER_STATE_CREATED, CONTAINER_STATE_RUNNING, CONTAINER_STATE_EXITED)
+               for c in pod.spec.containers)
+
+
+def start_container(runtime: RuntimeService, sandbox_id: str, pod: V1Pod, container: V1Container,
+                    pod_status: PodStatus, recorder: events.Recorder) -> tuple[str, Optional[str]]:
+    """Create and start one container; the restart count is the previous instance's plus one. ("", None) on success.
+
+    Upstream: pkg/kubelet/kuberuntime/kuberuntime_container.go kubeGenericRuntimeManager.startContainer
+    (no image pull, no log-directory count after garbage collection, no postStart hook)
+    """
+    previous = pod_status.find_container_status_by_name(container.name)
+    restart_count = previous.restart_count + 1 if previous is not None else 0
+    try:
+        container_id = runtime.create_container(sandbox_id, pod, container, restart_count)
+    except CRIError as err:
+        recorder.eventf(involved(pod, container), events.WARNING, events.FAILED_TO_CREATE_CONTAINER, f"Error: {err}")
+        return str(err), ERR_CREATE_CONTAINER
+    recorder.eventf(involved(pod, container), events.NORMAL, events.CREATED_CONTAINER, f"Created container {container.name}")
+    try:
+        runtime.start_container(container_id)
+    except CRIError as err:
+        recorder.eventf(involved(pod, container), events.WARNING, events.FAILED_TO_START_CONTAINER, f"Error: {err}")
+        return str(err), ERR_RUN_CONTAINER
+    recorder.eventf(involved(pod, container), events.NORMAL, events.STARTED_CONTAINER, f"Started container {container.name}")
+    return "", None
+
+
+def set_termination_grace_period(pod: V1Pod, container: V1Container, reason: str) -> int:
+    """The grace period for stopping one container: the deletion's, else the probe's (for a probe kill), else the pod's, else 2.
+
+    Upstream: pkg/kubelet/kuberuntime/kuberuntime_container.go setTerminationGracePeriod
+    """
+    if pod.metadata.deletion_grace_period_seconds is not None:
+        return pod.metadata.deletion_grace_period_seconds
+    if pod.spec.termination_grace_period_seconds is not None:
+        probe = {REASON_STARTUP_PROBE: container.startup_probe, REASON_LIVENESS_PROBE: container.liveness_probe}.get(reason)
+        if probe is not None and probe.termination_grace_period_seconds is not None:
+            return probe.termination_grace_period_seconds
+        return pod.spec.termination_grace_period_seconds
+    return MINIMUM_GRACE_PERIOD_IN_SECONDS
+
+
+def kill_container(runtime: RuntimeService, pod: V1Pod, container_id: str, container_name: str, message: str,
+                   reason: str, grace_period_override: Optional[int], recorder: events.Recorder) -> int:
+    """Stop one container with its grace period (at least 2 s, unless overridden); returns the period used.
+
+    Upstream: pkg/kubelet/kuberuntime/kuberuntime_container.go kubeGenericRuntimeManager.killContainer
+    (no preStop hook: the simulated containers have none to run)
+    """
+    spec = next((c for c in _all_containers(pod) if c.name == container_name), None)
+    if spec is None:
+        raise CRIError(f'failed to get containerSpec "{container_name}" (id="{container_id}") in pod '
+                       f'"{pod.metadata.name}_{pod.metadata.namespace}({pod.metadata.uid})" when killing container '
+                       f'for reason "{message}"')
+    grace_period = max(set_termination_grace_period(pod, spec, reason), MINIMUM_GRACE_PERIOD_IN_SECONDS)
+    if grace_period_override is not None:
+        grace_period = grace_period_override
+    recorder.eventf(involved(pod, spec), events.NORMAL, events.KILLING_CONTAINER, message or f"Stopping container {spec.name}")
+    runtime.stop_container(container_id, grace_period)
+    return grace_period
+
+
+def kill_containers_with_sync_result(runtime: RuntimeService, pod: V1Pod, running_pod: Pod,
+                                     grace_period_override: Optional[int], recorder: events.Recorder) -> list[SyncResult]:
+    """Stop every container of the running pod (upstream does it in parallel, one goroutine each).
+
+    Upstream: pkg/kubelet/kuberuntime/kuberuntime_container.go kubeGenericRuntimeManager.killContainersWithSyncResult
+    """
+    results = []
+    for c in running_pod.containers:
+        result = SyncResult(KILL_CONTAINER, c.name)
+        try:
+            kill_container(runtime, pod, c.id, c.name, "", REASON_UNKNOWN, grace_period_override, recorder)
+        except CRIError as err:
+            result.fail(ERR_KILL_CONTAINER, str(err))
+        results.append(result)
+    return results
+
+
+def prune_init_containers_before_start(runtime: RuntimeService, pod: V1Pod, pod_status: PodStatus) -> None:
+    """Keep only the newest exited (or unknown) instance of each init container; remove the older ones.
+
+    Upstream: pkg/kubelet/kuberuntime/kuberuntime_container.go kubeGenericRuntimeManager.pruneInitContainersBeforeStart
+    """
+    for name in {c.name for c in pod.spec.init_containers or []}:
+        seen = 0
+        for status in pod_status.container_statuses:
+            if status.name != name or status.state not in (CONTAINER_STATE_EXITED, CONTAINER_STATE_UNKNOWN):
+                continue
+            seen += 1
+            if seen > 1:
+                runtime.remove_container(status.id)
+
+
+def purge_init_containers(runtime: RuntimeService, pod: V1Pod, pod_status: PodStatus) -> None:
+    """Remove every instance of every init container, so that a new sandbox initialises again from the first.
+
+    Upstream: pkg/kubelet/kuberuntime/kuberuntime_container.go kubeGenericRuntimeManager.purgeInitContainers
+    """
+    names = {c.name for c in pod.spec.init_containers or []}
+    for status in pod_status.container_statuses:
+        if status.name in names:
+            runtime.remove_container(status.id)
+
+
+def _all_containers(pod: V1Pod) -> list:
+    """Regular, init and ephemeral containers: where GetContainerSpec looks for a name."""
+    return (list(pod.spec.containers) + list(pod.spec.init_containers or [])
+            + list(pod.spec.ephemeral_containers or []))
