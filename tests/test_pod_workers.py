@@ -1,0 +1,326 @@
+"""Chapter 1: the pod workers' state machine, one serialised worker per UID on the virtual clock.
+
+Ported from pkg/kubelet/pod_workers_test.go (read at a stored upstream version newer than v1.27; where its
+answers differ from v1.27's code, the v1.27 answer is asserted and the case says so). The Go tests drive
+goroutines and wait for them (drainAllWorkers); here run_pending() runs the workers, and the PLEG's relist
+is stood in for by the pod cache's update_time. Not ported: the tests about goroutine timing
+(TestUpdatePodWithSyncPodWaiting's delays, TestSyncKnownPods' channel blocking, the race tests), which
+have no meaning without goroutines.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+from kubernetes.client import V1ObjectMeta, V1Pod, V1PodSpec, V1PodStatus
+
+from mini_kubelet import container, types
+from mini_kubelet.clock import Clock
+from mini_kubelet.container_cache import Cache
+from mini_kubelet.pod_workers import (KillPodOptions, PodSyncStatus, PodWorkers, PodWorkerState, UpdatePodOptions,
+                                      calculate_effective_grace_period, kill_pod_now)
+from mini_kubelet.types import SyncPodType
+from mini_kubelet.work_queue import BasicWorkQueue
+
+pytestmark = pytest.mark.ch1
+T0 = datetime(2023, 1, 1, tzinfo=timezone.utc)
+
+
+def new_named_pod(uid, namespace, name, is_static=False, grace=None):
+    """pod_workers_test.go newNamedPod (newStaticPod: is_static)."""
+    annotations = {types.CONFIG_SOURCE_ANNOTATION_KEY: "file"} if is_static else None
+    return V1Pod(metadata=V1ObjectMeta(uid=uid, namespace=namespace, name=name, annotations=annotations),
+                 spec=V1PodSpec(containers=[], termination_grace_period_seconds=grace), status=V1PodStatus())
+
+
+class Recorder:
+    """The fake podSyncer of pod_workers_test.go: records each call as (uid, step, update type, grace)."""
+
+    def __init__(self, terminal=()):
+        self.calls, self.terminal = [], set(terminal)
+
+    def sync_pod(self, ctx, update_type, pod, mirror_pod, status):
+        self.calls.append((pod.metadata.uid, "sync", update_type, None))
+        return pod.metadata.uid in self.terminal
+
+    def sync_terminating_pod(self, ctx, pod, status, grace_period, status_fn):
+        self.calls.append((pod.metadata.uid, "terminating", None, grace_period))
+
+    def sync_terminating_runtime_pod(self, ctx, running_pod):
+        self.calls.append((running_pod.id, "terminating-runtime", None, None))
+
+    def sync_terminated_pod(self, ctx, pod, status):
+        self.calls.append((pod.metadata.uid, "terminated", None, None))
+
+
+def create_pod_workers(terminal=()):
+    """pod_workers_test.go createPodWorkers, on the virtual clock."""
+    clock = Clock(T0)
+    cache, syncer = Cache(), Recorder(terminal)
+    workers = PodWorkers(syncer, BasicWorkQueue(clock), cache, clock)
+    return workers, syncer, cache, clock
+
+
+def drain(workers, cache, clock, relists=5):
+    """drainAllWorkers: run the workers, with a PLEG relist (a fresh cache timestamp) each second."""
+    for _ in range(relists):
+        cache.update_time(clock.now())
+        workers.run_pending()
+        clock.advance(1)
+
+
+def steps(syncer, uid):
+    return [(step, kind) for u, step, kind, _ in syncer.calls if u == uid]
+
+
+def test_update_pod():
+    """TestUpdatePod (its table, in short): create → sync; kill → terminating → terminated → finished."""
+    workers, syncer, cache, clock = create_pod_workers()
+    pod = new_named_pod("1", "ns", "running-pod")
+    workers.update_pod(UpdatePodOptions(SyncPodType.CREATE, pod=pod))
+    drain(workers, cache, clock)
+    assert steps(syncer, "1") == [("sync", SyncPodType.CREATE)]
+    assert workers.pod_sync_statuses["1"].work_type() == PodWorkerState.SYNC_POD
+    workers.update_pod(UpdatePodOptions(SyncPodType.KILL, pod=pod))
+    drain(workers, cache, clock)
+    assert steps(syncer, "1") == [("sync", SyncPodType.CREATE), ("terminating", None), ("terminated", None)]
+    status = workers.pod_sync_statuses["1"]
+    assert status.finished and status.is_terminated() and not status.deleted and "1" not in workers.pod_updates
+    workers.update_pod(UpdatePodOptions(SyncPodType.SYNC, pod=pod))  # a finished UID ignores updates
+    drain(workers, cache, clock)
+    assert len(syncer.calls) == 3
+
+
+@pytest.mark.parametrize("case, pod_change, expect, expected_steps", [
+    # allowPodStart lets any non-static pod start, so the worker goes straight to terminating
+    ("a pod with a deletionTimestamp is deleted", "deleted", True, [("terminating", None), ("terminated", None)]),
+    # first sighting of a terminal pod whose cached runtime status has nothing running (a cache miss is an
+    # empty status): it starts as terminated, and only SyncTerminatedPod runs
+    ("a pod in a terminal phase terminates", "Succeeded", False, [("terminated", None)]),
+])
+def test_update_pod_terminating_causes(case, pod_change, expect, expected_steps):
+    """TestUpdatePod: deletion or a terminal phase starts termination; deleted is set only for deletion."""
+    workers, syncer, cache, clock = create_pod_workers()
+    pod = new_named_pod("1", "ns", "running-pod")
+    if pod_change == "deleted":
+        pod.metadata.deletion_timestamp = T0
+    else:
+        pod.status.phase = pod_change
+    workers.update_pod(UpdatePodOptions(SyncPodType.UPDATE, pod=pod))
+    drain(workers, cache, clock)
+    status = workers.pod_sync_statuses["1"]
+    assert status.deleted is expect and status.finished
+    assert steps(syncer, "1") == expected_steps
+
+
+def test_terminal_pod_after_kubelet_restart():
+    """UpdatePod: a terminal pod whose runtime status is terminal too starts as terminated (SyncTerminatedPod)."""
+    workers, syncer, cache, clock = create_pod_workers()
+    pod = new_named_pod("1", "ns", "done")
+    pod.status.phase = "Failed"
+    cache.set("1", container.PodStatus(id="1", name="done", namespace="ns"), None, T0)
+    workers.update_pod(UpdatePodOptions(SyncPodType.CREATE, pod=pod))
+    assert workers.is_pod_known_terminated("1")
+    drain(workers, cache, clock)
+    assert steps(syncer, "1") == [("terminated", None)] and workers.pod_sync_statuses["1"].finished
+
+
+def test_update_pod_for_runtime_pod():
+    """TestUpdatePodForRuntimePod: a runtime-only pod can only be killed, then it is forgotten."""
+    workers, syncer, cache, clock = create_pod_workers()
+    running = container.Pod(id="1", name="1", namespace="test")
+    workers.update_pod(UpdatePodOptions(SyncPodType.CREATE, running_pod=running))
+    drain(workers, cache, clock)
+    assert syncer.calls == [] and "1" not in workers.pod_sync_statuses
+    workers.update_pod(UpdatePodOptions(SyncPodType.KILL, running_pod=running))
+    drain(workers, cache, clock)
+    assert steps(syncer, "1") == [("terminating-runtime", None)] and "1" not in workers.pod_sync_statuses
+
+
+def test_update_pod_for_terminated_runtime_pod():
+    """TestUpdatePodForTerminatedRuntimePod: a runtime kill for a terminated pod is ignored."""
+    workers, syncer, cache, clock = create_pod_workers()
+    workers.pod_sync_statuses["1"] = PodSyncStatus(terminated_at=T0, terminating_at=T0)
+    workers.update_pod(UpdatePodOptions(SyncPodType.KILL, running_pod=container.Pod(id="1", name="1", namespace="test")))
+    drain(workers, cache, clock)
+    assert syncer.calls == [] and workers.pod_sync_statuses["1"].pending_update is None
+
+
+def test_update_pod_does_not_forget_sync_pod_kill():
+    """TestUpdatePodDoesNotForgetSyncPodKill: a kill, then a sync before the worker runs: the kill still wins."""
+    workers, syncer, cache, clock = create_pod_workers()
+    pod = new_named_pod("1", "ns", "running-pod")
+    workers.update_pod(UpdatePodOptions(SyncPodType.CREATE, pod=pod))
+    drain(workers, cache, clock, relists=1)
+    kill = {"grace": 0}
+    workers.update_pod(UpdatePodOptions(SyncPodType.KILL, pod=pod, kill_pod_options=KillPodOptions(
+        completed=lambda: kill.__setitem__("done", True), pod_termination_grace_period_seconds_override=5)))
+    workers.update_pod(UpdatePodOptions(SyncPodType.SYNC, pod=pod))  # replaces the pending kill update
+    drain(workers, cache, clock)
+    assert [(s, g) for _, s, _, g in syncer.calls] == [("sync", None), ("terminating", 5), ("terminated", None)]
+    assert kill.get("done")
+
+
+def test_kill_pod_now_func():
+    """TestKillPodNowFunc: killPodNow with a 0 override kills the pod (grace raised to 1) and completes."""
+    workers, syncer, cache, clock = create_pod_workers()
+    pod = new_named_pod("test", "ns", "test")
+    request = kill_pod_now(workers)(pod, False, 0, lambda status: None)
+    drain(workers, cache, clock)
+    # two records, as upstream: the kill (terminating, the 0 override raised to 1) and the terminated step
+    assert workers.pod_sync_statuses["test"].finished and request.timeout.total_seconds() == 10 and request.done
+    assert [(s, g) for _, s, _, g in syncer.calls] == [("terminating", 1), ("terminated", None)]
+    running = new_named_pod("r", "ns", "running", grace=30)
+    workers.update_pod(UpdatePodOptions(SyncPodType.CREATE, pod=running))
+    drain(workers, cache, clock, relists=1)
+    request = kill_pod_now(workers)(running, True, None)
+    assert request.timeout.total_seconds() == 45 and not request.done  # max(1.5 × 30 s, 10 s)
+    drain(workers, cache, clock)
+    assert request.done and workers.should_pod_content_be_removed("r")  # evicted
+    assert [(s, g) for u, s, _, g in syncer.calls if u == "r"] == [("sync", None), ("terminating", 30), ("terminated", None)]
+
+
+def test_terminal_sync_pod_moves_on():
+    """podWorkerLoop: SyncPod saying terminal → completeSync → terminating → terminated, each requeued at 0."""
+    workers, syncer, cache, clock = create_pod_workers(terminal={"1"})
+    workers.update_pod(UpdatePodOptions(SyncPodType.CREATE, pod=new_named_pod("1", "ns", "job")))
+    drain(workers, cache, clock)
+    assert steps(syncer, "1") == [("sync", SyncPodType.CREATE), ("terminating", None), ("terminated", None)]
+
+
+def test_complete_work_delays():
+    """completeWork: success resync 60 s (jitter lower bound), network not ready 1 s, other errors 10 s."""
+    for error, delay in ((None, 60), ("network is not ready: cni config uninitialized", 1), ("boom", 10)):
+        workers, syncer, cache, clock = create_pod_workers()
+        if error:
+            syncer.sync_pod = lambda *a, error=error: (_ for _ in ()).throw(RuntimeError(error))
+        workers.update_pod(UpdatePodOptions(SyncPodType.CREATE, pod=new_named_pod("1", "ns", "p")))
+        cache.update_time(clock.now())
+        workers.run_pending()
+        assert (workers.work_queue.queue["1"] - clock.now()).total_seconds() == delay
+    workers = PodWorkers(Recorder(), BasicWorkQueue(clock), cache, clock, rand=lambda: 0.999)
+    workers.update_pod(UpdatePodOptions(SyncPodType.CREATE, pod=new_named_pod("2", "ns", "p")))
+    workers.run_pending()
+    assert (workers.work_queue.queue["2"] - clock.now()).total_seconds() == pytest.approx(89.97)
+
+
+NON_STATIC, STATIC = new_named_pod("uid-0", "ns", "test"), new_named_pod("uid-0", "", "foo", is_static=True)
+TERMINATING, TERMINATED = {"terminating_at": T0}, {"terminated_at": T0}
+
+ALLOW_POD_START = [  # (desc, pod, statuses, started, waiting, expected started, expected waiting, allowed, ever)
+    ("non-static pod", NON_STATIC, {"uid-0": ("test_", {}), "uid-1": ("test_", {})}, None, None, {}, {}, True, True),
+    ("non-static pod when there is a started static pod with the same full name", NON_STATIC,
+     {"uid-0": ("test_", {}), "uid-1": ("test_", {})}, {"test_": "uid-1"}, None, {"test_": "uid-1"}, {}, True, True),
+    ("static pod when there are no started static pods with the same full name", STATIC,
+     {"uid-0": ("foo_", {}), "uid-1": ("bar_", {})}, {"bar_": "uid-1"}, None, {"foo_": "uid-0", "bar_": "uid-1"}, {},
+     True, True),
+    ("static pod when there is a started static pod with the same full name", STATIC,
+     {"uid-0": ("foo_", {}), "uid-1": ("foo_", {})}, {"foo_": "uid-1"}, None, {"foo_": "uid-1"}, {}, False, True),
+    ("static pod if the static pod has already started", STATIC, {"uid-0": ("foo_", {})}, {"foo_": "uid-0"}, None,
+     {"foo_": "uid-0"}, {}, True, True),
+    ("static pod if the static pod is the first pod waiting to start", STATIC, {"uid-0": ("foo_", {})}, None,
+     {"foo_": ["uid-0"]}, {"foo_": "uid-0"}, {}, True, True),
+    ("static pod if the static pod is not the first pod waiting to start", STATIC,
+     {"uid-0": ("foo_", {}), "uid-1": ("foo_", {})}, None, {"foo_": ["uid-1", "uid-0"]}, {},
+     {"foo_": ["uid-1", "uid-0"]}, False, True),
+    ("static pod if the static pod is the first valid pod waiting to start / clean up until picking the first valid pod",
+     STATIC, {"uid-0": ("foo_", {}), "uid-1": ("foo_", {})}, None, {"foo_": ["uid-2", "uid-2", "uid-3", "uid-0", "uid-1"]},
+     {"foo_": "uid-0"}, {"foo_": ["uid-1"]}, True, True),
+    ("static pod if the static pod is the first pod that is not termination requested and waiting to start", STATIC,
+     {"uid-0": ("foo_", {}), "uid-1": ("foo_", {}), "uid-2": ("foo_", TERMINATING), "uid-3": ("foo_", TERMINATED)}, None,
+     {"foo_": ["uid-2", "uid-3", "uid-0", "uid-1"]}, {"foo_": "uid-0"}, {"foo_": ["uid-1"]}, True, True),
+    ("static pod if there is no sync status for the pod should be denied", STATIC,
+     {"uid-1": ("foo_", {}), "uid-2": ("foo_", TERMINATING), "uid-3": ("foo_", TERMINATED)}, None, {"foo_": ["uid-1"]},
+     {}, {"foo_": ["uid-1"]}, False, False),
+    ("static pod if the static pod is terminated should not be allowed", STATIC, {"uid-0": ("foo_", TERMINATING)}, None,
+     {"foo_": ["uid-2", "uid-3", "uid-0", "uid-1"]}, {}, {"foo_": ["uid-2", "uid-3", "uid-0", "uid-1"]}, False, False),
+]
+
+
+@pytest.mark.parametrize("desc, pod, statuses, started, waiting, want_started, want_waiting, allowed, ever",
+                         ALLOW_POD_START, ids=[c[0] for c in ALLOW_POD_START])
+def test_allow_pod_start(desc, pod, statuses, started, waiting, want_started, want_waiting, allowed, ever):
+    """pod_workers_test.go#Test_allowPodStart"""
+    workers, *_ = create_pod_workers()
+    workers.pod_sync_statuses = {uid: PodSyncStatus(fullname=name, **times) for uid, (name, times) in statuses.items()}
+    workers.started_static_pods_by_fullname = dict(started or {})
+    workers.waiting_to_start_static_pods_by_fullname = {k: list(v) for k, v in (waiting or {}).items()}
+    assert workers.allow_pod_start(pod) == (allowed, ever)
+    assert workers.started_static_pods_by_fullname == want_started
+    assert workers.waiting_to_start_static_pods_by_fullname == want_waiting
+
+
+@pytest.mark.parametrize("desc, spec, deletion, override, expected", [
+    ("use termination grace period from the spec when no overrides", 30, None, None, 30),
+    ("use pod DeletionGracePeriodSeconds when set", 30, 5, None, 5),
+    ("use grace period override when set", 30, 5, 2, 2),
+    # upstream's later table expects 1 for these two; v1.27's code treats a 0 like "nothing recorded" and
+    # falls back to the spec's 30 (a zero override only lowers to 0, and 0 then means "use the spec")
+    ("v1.27: pod DeletionGracePeriodSeconds zero falls back to the spec", 30, 0, None, 30),
+    ("v1.27: grace period override zero falls back to the spec", 30, 5, 0, 30),
+    ("no spec value and nothing else: at least 1", None, None, None, 1),
+])
+def test_calculate_effective_grace_period(desc, spec, deletion, override, expected):
+    """pod_workers_test.go#Test_calculateEffectiveGracePeriod (cases 1-3 as upstream; see the v1.27 notes)."""
+    pod = new_named_pod("1", "ns", "running-pod", grace=spec)
+    pod.metadata.deletion_grace_period_seconds = deletion
+    grace, _ = calculate_effective_grace_period(PodSyncStatus(), pod, KillPodOptions(
+        pod_termination_grace_period_seconds_override=override))
+    assert grace == expected
+
+
+def test_grace_period_only_decreases():
+    """calculateEffectiveGracePeriod: once recorded, a larger value is ignored; a smaller one is 'shortened'."""
+    pod = new_named_pod("1", "ns", "p", grace=30)
+    status = PodSyncStatus(grace_period=10)
+    assert calculate_effective_grace_period(status, pod, KillPodOptions(
+        pod_termination_grace_period_seconds_override=20)) == (10, False)
+    assert calculate_effective_grace_period(status, pod, KillPodOptions(
+        pod_termination_grace_period_seconds_override=3)) == (3, True)
+
+
+def test_static_pods_one_uid_per_full_name():
+    """Static pods with one full name: the second UID starts only after the first has terminated."""
+    workers, syncer, cache, clock = create_pod_workers()
+    old, new = new_named_pod("old", "ns", "web", is_static=True), new_named_pod("new", "ns", "web", is_static=True)
+    workers.update_pod(UpdatePodOptions(SyncPodType.CREATE, pod=old))
+    workers.update_pod(UpdatePodOptions(SyncPodType.CREATE, pod=new))
+    drain(workers, cache, clock, relists=2)
+    assert steps(syncer, "new") == [] and workers.started_static_pods_by_fullname == {"web_ns": "old"}
+    workers.update_pod(UpdatePodOptions(SyncPodType.KILL, pod=old))
+    drain(workers, cache, clock, relists=3)
+    workers.update_pod(UpdatePodOptions(SyncPodType.SYNC, pod=new))  # the kubelet's next sync of the pod
+    drain(workers, cache, clock, relists=2)
+    assert steps(syncer, "new")[0] == ("sync", SyncPodType.SYNC)
+    assert workers.started_static_pods_by_fullname == {"web_ns": "new"}
+
+
+def test_sync_known_pods():
+    """SyncKnownPods: finished and not desired → forgotten; running orphan → terminated with its grace period."""
+    workers, syncer, cache, clock = create_pod_workers()
+    a, b = new_named_pod("a", "ns", "a", grace=7), new_named_pod("b", "ns", "b")
+    for pod in (a, b):
+        workers.update_pod(UpdatePodOptions(SyncPodType.CREATE, pod=pod))
+    workers.update_pod(UpdatePodOptions(SyncPodType.KILL, pod=b))
+    drain(workers, cache, clock)
+    known = workers.sync_known_pods([])
+    assert "b" not in workers.pod_sync_statuses and known == {"a": known["a"]}
+    assert known["a"].orphan and known["a"].state == PodWorkerState.TERMINATING_POD and known["a"].has_config
+    drain(workers, cache, clock)
+    # the replayed update carries no kill options, so SyncTerminatingPod gets no grace period (as upstream)
+    assert [(s, g) for u, s, _, g in syncer.calls if u == "a"][1:] == [("terminating", None), ("terminated", None)]
+    assert workers.sync_known_pods([]) == {} and not workers.could_have_running_containers("zzz")
+
+
+def test_create_while_terminating_requests_restart():
+    """UpdatePod: a CREATE for a UID that is terminating only sets restartRequested; SyncKnownPods clears it."""
+    workers, syncer, cache, clock = create_pod_workers()
+    pod = new_named_pod("1", "ns", "static")
+    workers.update_pod(UpdatePodOptions(SyncPodType.CREATE, pod=pod))
+    drain(workers, cache, clock, relists=1)
+    workers.update_pod(UpdatePodOptions(SyncPodType.KILL, pod=pod))
+    workers.update_pod(UpdatePodOptions(SyncPodType.CREATE, pod=pod))
+    assert workers.pod_sync_statuses["1"].restart_requested
+    drain(workers, cache, clock)
+    assert workers.sync_known_pods([pod]) == {} and "1" not in workers.pod_sync_statuses
