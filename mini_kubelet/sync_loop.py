@@ -48,7 +48,10 @@ class SyncHandler(Protocol):
 
 
 class LoopKubelet(Protocol):
-    """The parts of the Kubelet syncLoopIteration reads besides the handler."""
+    """The parts of the Kubelet syncLoopIteration reads besides the handler.
+
+    Upstream: pkg/kubelet/kubelet.go Kubelet (podManager, sourcesReady, getPodsToSync, cleanUpContainersInPod)
+    """
 
     log: list[str]
     sources_ready: object  # config.sources.SourcesReady
@@ -60,7 +63,10 @@ class LoopKubelet(Protocol):
 
 @dataclass
 class Channels:
-    """syncLoopIteration's inputs. A None on the config channel means it was closed."""
+    """syncLoopIteration's inputs. A None on the config channel means it was closed.
+
+    Upstream: pkg/kubelet/kubelet.go syncLoopIteration's arguments (configCh, plegCh, syncCh, housekeepingCh)
+    """
 
     config: deque = field(default_factory=deque)  # PodConfig.updates
     pleg: deque = field(default_factory=deque)  # GenericPLEG.watch()
@@ -68,6 +74,7 @@ class Channels:
     housekeeping: deque = field(default_factory=lambda: deque(maxlen=1))  # the 2 s ticker
 
     def ready(self) -> bool:
+        """Whether select would find a channel ready."""
         return bool(self.config or self.pleg or self.sync or self.housekeeping)
 
 
@@ -136,12 +143,13 @@ class SyncLoopBackOff:
         self.duration = SYNC_LOOP_BACK_OFF_BASE
 
     def next(self) -> timedelta:
-        """The sleep now, and double it for the next time."""
+        """The sleep now, and double it for the next time. Upstream: syncLoop's time.Sleep(duration)"""
         sleep = self.duration
         self.duration = min(SYNC_LOOP_BACK_OFF_MAX, self.duration * SYNC_LOOP_BACK_OFF_FACTOR)
         return sleep
 
     def reset(self) -> None:
+        """Upstream: syncLoop's duration = base after a healthy check"""
         self.duration = SYNC_LOOP_BACK_OFF_BASE
 # --8<-- [end:sync_loop_back_off]
 
@@ -166,7 +174,10 @@ class SyncLoop:
         self.stopped = False
 
     def step(self) -> None:
-        """Everything due at the clock's current instant."""
+        """Everything due at the clock's current instant.
+
+        Upstream: pkg/kubelet/kubelet.go Kubelet.syncLoop (one pass of its for loop, with the tickers and PLEG)
+        """
         now = self.clock.now()
         if self.relist is not None and now >= self.next_relist:
             self.relist()
@@ -193,7 +204,10 @@ class SyncLoop:
             self.run_pod_workers()
 
     def run_until(self, end: datetime) -> None:
-        """Step through every instant something is due, up to and including end."""
+        """Step through every instant something is due, up to and including end.
+
+        Upstream: pkg/kubelet/kubelet.go Kubelet.syncLoop (which never ends while the config channel is open)
+        """
         while not self.stopped:
             self.step()
             due = min(t for t in (self.next_relist if self.relist else None, self.next_sync, self.next_housekeeping,

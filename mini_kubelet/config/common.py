@@ -54,7 +54,8 @@ def add_or_update_toleration_in_pod(pod: V1Pod, toleration: V1Toleration) -> boo
     Upstream compares the new toleration (a pointer) with the existing one (a value) for equality, which
     is never true, so a match is always replaced: an existing tolerationSeconds is dropped.
     """
-    def matches(t: V1Toleration) -> bool:  # Toleration.MatchToleration
+    def matches(t: V1Toleration) -> bool:
+        """Upstream: pkg/apis/core/toleration.go Toleration.MatchToleration"""
         return (t.key or "", t.effect or "", t.operator or "", t.value or "") == (
             toleration.key or "", toleration.effect or "", toleration.operator or "", toleration.value or "")
     existing = pod.spec.tolerations or []
