@@ -18,7 +18,7 @@ from kubernetes.client import V1ObjectMeta, V1Pod, V1PodSpec, V1PodStatus
 from mini_kubelet import container, types
 from mini_kubelet.clock import Clock
 from mini_kubelet.container_cache import Cache
-from mini_kubelet.pod_workers import (KillPodOptions, PodSyncStatus, PodWorkers, PodWorkerState, UpdatePodOptions,
+from mini_kubelet.pod_workers import (ContextCanceled, KillPodOptions, PodSyncStatus, PodWorkers, PodWorkerState, UpdatePodOptions,
                                       calculate_effective_grace_period, kill_pod_now)
 from mini_kubelet.types import SyncPodType
 from mini_kubelet.work_queue import BasicWorkQueue
@@ -324,3 +324,32 @@ def test_create_while_terminating_requests_restart():
     assert workers.pod_sync_statuses["1"].restart_requested
     drain(workers, cache, clock)
     assert workers.sync_known_pods([pod]) == {} and "1" not in workers.pod_sync_statuses
+
+
+def test_status_error_is_a_failed_sync():
+    """podWorkerLoop: a cached status with an error is a FailedSync event and a 10 s back-off; no sync runs."""
+    workers, syncer, cache, clock = create_pod_workers()
+    pod = new_named_pod("1", "ns", "p")
+    cache.set("1", container.PodStatus(id="1", name="p", namespace="ns"), RuntimeError("rpc error"), clock.now())
+    workers.update_pod(UpdatePodOptions(SyncPodType.CREATE, pod=pod))
+    workers.run_pending()
+    assert syncer.calls == [] and workers.events == [(pod, ("Warning", "FailedSync", "error determining status: rpc error"))]
+    assert (workers.work_queue.queue["1"] - clock.now()).total_seconds() == 10
+
+
+def test_kill_during_sync_cancels_it():
+    """UpdatePod: a pod that becomes terminating cancels the running sync's context; the kill runs next."""
+    workers, syncer, cache, clock = create_pod_workers()
+    pod = new_named_pod("1", "ns", "p")
+
+    def sync_pod(ctx, update_type, p, mirror, status):
+        syncer.calls.append(("1", "sync", update_type, None))
+        workers.update_pod(UpdatePodOptions(SyncPodType.KILL, pod=p))  # e.g. an eviction while the sync runs
+        if ctx.cancelled:
+            raise ContextCanceled()
+        return False
+    syncer.sync_pod = sync_pod
+    workers.update_pod(UpdatePodOptions(SyncPodType.CREATE, pod=pod))
+    drain(workers, cache, clock)
+    assert "Sync exited with context cancellation error" in workers.log
+    assert steps(syncer, "1") == [("sync", SyncPodType.CREATE), ("terminating", None), ("terminated", None)]

@@ -5,6 +5,8 @@ k8s.io/client-go/tools/cache reflector.go (ListAndWatch) feeding an UndeltaStore
 Read-only: it lists and watches, and never writes to the cluster. The kubelet first waits for its Node
 to be synced (polling every second); here the caller decides when to start. The Reflector runs forever
 in a goroutine; here run() makes a given number of watch connections, one after the other.
+Left out of the reflector: its back-off between failed attempts, paging of lists (limit 500), and the
+"very short watch" rule (a watch that ends within a second having sent nothing forces a relist).
 """
 
 from __future__ import annotations
