@@ -74,56 +74,116 @@ def steps(syncer, uid):
     return [(step, kind) for u, step, kind, _ in syncer.calls if u == uid]
 
 
-def test_update_pod():
-    """TestUpdatePod (its table, in short): create → sync; kill → terminating → terminated → finished."""
+def view(status):
+    """The podSyncStatus fields TestUpdatePod compares (times as set or not: upstream's come from its
+    tick-per-call harness)."""
+    if status is None:
+        return None
+    def options(o):
+        if o is None:
+            return None
+        kill = o.kill_pod_options
+        return {"type": o.update_type, "pod": o.pod.metadata.name if o.pod else None,
+                "labels": o.pod.metadata.labels if o.pod else None, "running": o.running_pod is not None,
+                "kill": (kill.pod_termination_grace_period_seconds_override, kill.evict) if kill else None}
+    return {"fullname": status.fullname, "started": status.is_started(), "terminating": status.is_termination_requested(),
+            "terminated": status.is_terminated(), "grace": status.grace_period, "started_terminating":
+            status.started_terminating, "restart_requested": status.restart_requested, "finished": status.finished,
+            "deleted": status.deleted, "evicted": status.evicted, "observed_runtime": status.observed_runtime,
+            "working": status.working, "active": options(status.active_update), "pending": options(status.pending_update)}
+
+
+def expected(fullname="running-pod_ns", *, started=True, terminating=False, terminated=False, grace=0,
+             started_terminating=False, restart_requested=False, finished=False, deleted=False, evicted=False,
+             observed_runtime=False, working=False, active=None, pending=None):
+    return {"fullname": fullname, "started": started, "terminating": terminating, "terminated": terminated,
+            "grace": grace, "started_terminating": started_terminating, "restart_requested": restart_requested,
+            "finished": finished, "deleted": deleted, "evicted": evicted, "observed_runtime": observed_runtime,
+            "working": working, "active": active, "pending": pending}
+
+
+def opts(pod="running-pod", kill=None, type_=SyncPodType.SYNC, labels=None, running=False):
+    return {"type": type_, "pod": pod, "labels": labels, "running": running, "kill": kill}
+
+
+def deleted_pod(grace):
+    pod = new_named_pod("1", "ns", "running-pod", grace=30)
+    pod.metadata.deletion_timestamp, pod.metadata.deletion_grace_period_seconds = T0, grace
+    return pod
+
+
+def done_pod():
+    pod = new_named_pod("1", "ns", "done-pod", grace=30)
+    pod.status.phase = "Succeeded"
+    return pod
+
+
+RUNNING_POD = container.Pod(id="1", name="orphaned-pod", namespace="ns")
+RUNNING = lambda: new_named_pod("1", "ns", "running-pod", grace=30)  # noqa: E731  (newNamedPod: 30 s grace)
+
+UPDATE_POD = [  # (name, prepare, update, cached runtime status, expect before the worker runs, expect, known terminated)
+    ("a new pod is recorded and started", [], UpdatePodOptions(SyncPodType.CREATE, pod=RUNNING()), None, None,
+     expected(active=opts()), False),
+    ("a new pod is recorded and started unless it is a duplicate of an existing terminating pod UID",
+     [UpdatePodOptions(SyncPodType.CREATE, pod=RUNNING()), "run", UpdatePodOptions(SyncPodType.KILL, pod=RUNNING())],
+     UpdatePodOptions(SyncPodType.CREATE, pod=RUNNING()), None, None,
+     expected(terminating=True, terminated=True, grace=30, started_terminating=True, restart_requested=True,
+              finished=True, active=opts(kill=(30, False))), True),
+    ("a new pod is recorded and started and running pod is ignored", [],
+     UpdatePodOptions(SyncPodType.CREATE, pod=RUNNING(), running_pod=RUNNING_POD), None, None,
+     expected(active=opts()), False),
+    ("a running pod is terminated when an update contains a deletionTimestamp",
+     [UpdatePodOptions(SyncPodType.CREATE, pod=RUNNING()), "run"], UpdatePodOptions(SyncPodType.UPDATE, pod=deleted_pod(15)),
+     None, None, expected(terminating=True, terminated=True, grace=15, started_terminating=True, finished=True,
+                          deleted=True, active=opts(kill=(15, False))), True),
+    ("a running pod is terminated when an eviction is requested",
+     [UpdatePodOptions(SyncPodType.CREATE, pod=RUNNING()), "run"],
+     UpdatePodOptions(SyncPodType.KILL, pod=RUNNING(), kill_pod_options=KillPodOptions(evict=True)), None, None,
+     expected(terminating=True, terminated=True, grace=30, started_terminating=True, finished=True, evicted=True,
+              active=opts(kill=(30, True))), True),
+    # upstream's fake cache has no entry for this pod; the real cache answers a miss with an empty status,
+    # which counts as terminal, so "no cached terminal state" is a cached read error here
+    ("a pod that is terminal and has never started must be terminated if the runtime does not have a cached "
+     "terminal state", [], UpdatePodOptions(SyncPodType.CREATE, pod=done_pod()), RuntimeError("no status"), None,
+     expected("done-pod_ns", terminating=True, terminated=True, grace=30, started_terminating=True, finished=True,
+              active=opts("done-pod", kill=(30, False))), True),
+    ("a pod that is terminal and has never started advances to finished if the runtime has a cached terminal state",
+     [], UpdatePodOptions(SyncPodType.CREATE, pod=done_pod()), "terminal",
+     expected("done-pod_ns", started=False, terminating=True, terminated=True, started_terminating=True, working=True,
+              pending=opts("done-pod", type_=SyncPodType.CREATE)),
+     expected("done-pod_ns", terminating=True, terminated=True, started_terminating=True, finished=True,
+              active=opts("done-pod")), True),
+    ("an orphaned running pod we have not seen is marked terminating and advances to finished and then is removed",
+     [], UpdatePodOptions(SyncPodType.KILL, running_pod=RUNNING_POD), None,
+     expected("orphaned-pod_ns", started=False, terminating=True, grace=1, deleted=True, observed_runtime=True,
+              working=True, pending=opts(None, kill=(1, False), type_=SyncPodType.KILL, running=True)), None, False),
+    ("an orphaned running pod with a non-kill update type does nothing", [],
+     UpdatePodOptions(SyncPodType.CREATE, running_pod=RUNNING_POD), None, None, None, False),
+]
+
+
+@pytest.mark.parametrize("name, prepare, update, cached, before, after, known_terminated", UPDATE_POD,
+                         ids=[case[0] for case in UPDATE_POD])
+def test_update_pod(name, prepare, update, cached, before, after, known_terminated):
+    """pod_workers_test.go#TestUpdatePod"""
     workers, syncer, cache, clock = create_pod_workers()
-    pod = new_named_pod("1", "ns", "running-pod")
-    workers.update_pod(UpdatePodOptions(SyncPodType.CREATE, pod=pod))
+    if cached == "terminal":
+        cache.set("1", container.PodStatus(id="1", name="done-pod", namespace="ns"), None, T0)
+    elif cached is not None:
+        cache.set("1", container.PodStatus(id="1", name="done-pod", namespace="ns"), cached, T0)
+    for step in prepare:
+        if step == "run":
+            drain(workers, cache, clock, relists=1)
+        else:
+            workers.update_pod(step)
+    workers.update_pod(update)
+    if before is not None:
+        assert view(workers.pod_sync_statuses.get("1")) == before
+    if cached is not None and cached != "terminal":  # let the next read succeed
+        cache.set("1", container.PodStatus(id="1", name="done-pod", namespace="ns"), None, clock.now())
     drain(workers, cache, clock)
-    assert steps(syncer, "1") == [("sync", SyncPodType.CREATE)]
-    assert workers.pod_sync_statuses["1"].work_type() == PodWorkerState.SYNC_POD
-    workers.update_pod(UpdatePodOptions(SyncPodType.KILL, pod=pod))
-    drain(workers, cache, clock)
-    assert steps(syncer, "1") == [("sync", SyncPodType.CREATE), ("terminating", None), ("terminated", None)]
-    status = workers.pod_sync_statuses["1"]
-    assert status.finished and status.is_terminated() and not status.deleted and "1" not in workers.pod_updates
-    workers.update_pod(UpdatePodOptions(SyncPodType.SYNC, pod=pod))  # a finished UID ignores updates
-    drain(workers, cache, clock)
-    assert len(syncer.calls) == 3
-
-
-@pytest.mark.parametrize("case, pod_change, expect, expected_steps", [
-    # allowPodStart lets any non-static pod start, so the worker goes straight to terminating
-    ("a pod with a deletionTimestamp is deleted", "deleted", True, [("terminating", None), ("terminated", None)]),
-    # first sighting of a terminal pod whose cached runtime status has nothing running (a cache miss is an
-    # empty status): it starts as terminated, and only SyncTerminatedPod runs
-    ("a pod in a terminal phase terminates", "Succeeded", False, [("terminated", None)]),
-])
-def test_update_pod_terminating_causes(case, pod_change, expect, expected_steps):
-    """TestUpdatePod: deletion or a terminal phase starts termination; deleted is set only for deletion."""
-    workers, syncer, cache, clock = create_pod_workers()
-    pod = new_named_pod("1", "ns", "running-pod")
-    if pod_change == "deleted":
-        pod.metadata.deletion_timestamp = T0
-    else:
-        pod.status.phase = pod_change
-    workers.update_pod(UpdatePodOptions(SyncPodType.UPDATE, pod=pod))
-    drain(workers, cache, clock)
-    status = workers.pod_sync_statuses["1"]
-    assert status.deleted is expect and status.finished
-    assert steps(syncer, "1") == expected_steps
-
-
-def test_terminal_pod_after_kubelet_restart():
-    """UpdatePod: a terminal pod whose runtime status is terminal too starts as terminated (SyncTerminatedPod)."""
-    workers, syncer, cache, clock = create_pod_workers()
-    pod = new_named_pod("1", "ns", "done")
-    pod.status.phase = "Failed"
-    cache.set("1", container.PodStatus(id="1", name="done", namespace="ns"), None, T0)
-    workers.update_pod(UpdatePodOptions(SyncPodType.CREATE, pod=pod))
-    assert workers.is_pod_known_terminated("1")
-    drain(workers, cache, clock)
-    assert steps(syncer, "1") == [("terminated", None)] and workers.pod_sync_statuses["1"].finished
+    assert view(workers.pod_sync_statuses.get("1")) == after
+    assert workers.is_pod_known_terminated("1") is known_terminated
 
 
 def test_update_pod_for_runtime_pod():
