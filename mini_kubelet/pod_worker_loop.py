@@ -9,7 +9,7 @@ order the workers were created, until none has.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Iterable, Optional
 
 from .container_cache import Data
 from .pod_worker_types import (NETWORK_NOT_READY_ERROR_MSG, WORKER_BACK_OFF_PERIOD_JITTER_FACTOR,
@@ -23,14 +23,15 @@ class PodWorkerLoop:
     Upstream: pkg/kubelet/pod_workers.go podWorkers.podWorkerLoop
     """
 
-    def run_pending(self, limit: int = 10_000) -> int:
+    def run_pending(self, limit: int = 10_000, held: Iterable[str] = ()) -> int:
         """Run every worker that has something to do now, until none has; return how many turns ran.
 
         Upstream: pkg/kubelet/pod_workers.go podWorkerLoop (each goroutine's `for range podUpdates`)
+        `held` workers are not run, as upstream's tests hold a worker's channel (workerChannelFn).
         """
-        turns = 0
+        turns, held = 0, set(held)
         while True:
-            ready = [uid for uid in list(self.pod_updates) if (
+            ready = [uid for uid in list(self.pod_updates) if uid not in held and (
                 self.waiting[uid][2] is not None if uid in self.waiting else self.pod_updates[uid])]
             if not ready:
                 return turns

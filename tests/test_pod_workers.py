@@ -1,11 +1,13 @@
 """Chapter 1: the pod workers' state machine, one serialised worker per UID on the virtual clock.
 
 Ported from pkg/kubelet/pod_workers_test.go (read at a stored upstream version newer than v1.27; where its
-answers differ from v1.27's code, the v1.27 answer is asserted and the case says so). The Go tests drive
-goroutines and wait for them (drainAllWorkers); here run_pending() runs the workers, and the PLEG's relist
-is stood in for by the pod cache's update_time. Not ported: the tests about goroutine timing
-(TestUpdatePodWithSyncPodWaiting's delays, TestSyncKnownPods' channel blocking, the race tests), which
-have no meaning without goroutines.
+answers differ from v1.27's code, the v1.27 answer is asserted and the case says so): TestUpdatePod,
+TestUpdatePodForRuntimePod, TestUpdatePodForTerminatedRuntimePod, TestUpdatePodDoesNotForgetSyncPodKill,
+TestTerminalPhaseTransition, TestStaticPodExclusion, TestSyncKnownPods, Test_removeTerminatedWorker,
+TestKillPodNowFunc, Test_allowPodStart, Test_calculateEffectiveGracePeriod. The Go tests run goroutines and
+wait for them (drainAllWorkers); here run_pending() runs the workers, and a PLEG relist is stood in for by
+the pod cache's update_time. Not ported: TestUpdatePodParallel (concurrent UpdatePod calls) and
+TestFakePodWorkers (it checks upstream's test double against the real workers).
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from kubernetes.client import V1ObjectMeta, V1Pod, V1PodSpec, V1PodStatus
 from mini_kubelet import container, types
 from mini_kubelet.clock import Clock
 from mini_kubelet.container_cache import Cache
-from mini_kubelet.pod_workers import (ContextCanceled, KillPodOptions, PodSyncStatus, PodWorkers, PodWorkerState, UpdatePodOptions,
+from mini_kubelet.pod_workers import (ContextCanceled, KillPodOptions, PodSyncStatus, PodWorkers, PodWorkerState,
+                                      PodWorkerSync, UpdatePodOptions,
                                       calculate_effective_grace_period, kill_pod_now)
 from mini_kubelet.types import SyncPodType
 from mini_kubelet.work_queue import BasicWorkQueue
@@ -208,18 +211,217 @@ def test_update_pod_for_terminated_runtime_pod():
 
 
 def test_update_pod_does_not_forget_sync_pod_kill():
-    """TestUpdatePodDoesNotForgetSyncPodKill: a kill, then a sync before the worker runs: the kill still wins."""
+    """pod_workers_test.go#TestUpdatePodDoesNotForgetSyncPodKill: create, kill, update before the workers run."""
+    workers, syncer, cache, clock = create_pod_workers()
+    for i in range(20):
+        pod = new_named_pod(str(i), "ns", str(i), grace=30)
+        for kind in (SyncPodType.CREATE, SyncPodType.KILL, SyncPodType.UPDATE):
+            workers.update_pod(UpdatePodOptions(kind, pod=pod))
+    drain(workers, cache, clock)
+    for i in range(20):
+        history = [(s, k, g) for u, s, k, g in syncer.calls if u == str(i)]
+        # upstream accepts [kill, terminated] or [create, kill, terminated]: the updates may be coalesced
+        assert history in ([("terminating", None, 30), ("terminated", None, None)],
+                           [("sync", SyncPodType.CREATE, None), ("terminating", None, 30), ("terminated", None, None)])
+
+
+def test_kill_pending_then_sync_keeps_the_kill():
+    """UpdatePod: a kill's grace period and completion survive a later SYNC that replaces the pending update."""
     workers, syncer, cache, clock = create_pod_workers()
     pod = new_named_pod("1", "ns", "running-pod")
     workers.update_pod(UpdatePodOptions(SyncPodType.CREATE, pod=pod))
     drain(workers, cache, clock, relists=1)
-    kill = {"grace": 0}
+    kill = {}
     workers.update_pod(UpdatePodOptions(SyncPodType.KILL, pod=pod, kill_pod_options=KillPodOptions(
         completed=lambda: kill.__setitem__("done", True), pod_termination_grace_period_seconds_override=5)))
     workers.update_pod(UpdatePodOptions(SyncPodType.SYNC, pod=pod))  # replaces the pending kill update
     drain(workers, cache, clock)
     assert [(s, g) for _, s, _, g in syncer.calls] == [("sync", None), ("terminating", 5), ("terminated", None)]
     assert kill.get("done")
+
+
+def test_terminal_phase_transition():
+    """pod_workers_test.go#TestTerminalPhaseTransition: SyncPod saying terminal moves the pod to terminated."""
+    workers, syncer, cache, clock = create_pod_workers()
+    pod = new_named_pod("1", "test1", "pod1")
+    for _ in range(2):
+        workers.update_pod(UpdatePodOptions(SyncPodType.UPDATE, pod=pod))
+        drain(workers, cache, clock)
+        assert not workers.pod_sync_statuses["1"].is_terminated()
+    syncer.terminal.add("1")
+    workers.update_pod(UpdatePodOptions(SyncPodType.UPDATE, pod=pod))
+    drain(workers, cache, clock)
+    status = workers.pod_sync_statuses["1"]
+    assert status.is_termination_requested() and status.is_terminated()
+
+
+def static(uid):
+    return new_named_pod(uid, "test1", "pod1", is_static=True)
+
+
+def test_static_pod_exclusion():
+    """pod_workers_test.go#TestStaticPodExclusion: one started UID per static full name, the rest wait in order."""
+    workers, syncer, cache, clock = create_pod_workers()
+    update = lambda p, kind=SyncPodType.UPDATE: workers.update_pod(UpdatePodOptions(kind, pod=p))  # noqa: E731
+    started = lambda: workers.started_static_pods_by_fullname  # noqa: E731
+    waiting = lambda: workers.waiting_to_start_static_pods_by_fullname  # noqa: E731
+    update(new_named_pod("1-normal", "test1", "pod1"))
+    update(static("2-static"))
+    drain(workers, cache, clock)
+    assert steps(syncer, "2-static") == [("sync", SyncPodType.UPDATE)] and started() == {"pod1_test1": "2-static"}
+    update(static("3-static"))
+    update(static("4-static"))
+    drain(workers, cache, clock)
+    assert steps(syncer, "3-static") == steps(syncer, "4-static") == []
+    assert started() == {"pod1_test1": "2-static"} and waiting() == {"pod1_test1": ["3-static", "4-static"]}
+    assert set(workers.work_queue.queue) == {"1-normal", "2-static", "3-static", "4-static"}
+    workers.work_queue.queue.clear()
+    update(static("3-static"))
+    drain(workers, cache, clock)
+    assert waiting() == {"pod1_test1": ["3-static", "4-static"]} and set(workers.work_queue.queue) == {"3-static"}
+    workers.work_queue.queue.clear()
+    update(static("3-static"), SyncPodType.KILL)  # never started: terminated at once
+    drain(workers, cache, clock)
+    assert workers.pod_sync_statuses["3-static"].is_terminated() and not workers.work_queue.queue
+    assert started() == {"pod1_test1": "2-static"} and waiting() == {"pod1_test1": ["3-static", "4-static"]}
+    update(static("2-static"), SyncPodType.KILL)
+    drain(workers, cache, clock)
+    assert workers.pod_sync_statuses["2-static"].is_terminated() and started() == {}
+    update(static("4-static"))  # a periodic sync: 4-static starts, as 3-static has terminated
+    drain(workers, cache, clock)
+    assert started() == {"pod1_test1": "4-static"} and waiting() == {}
+    everyone = [new_named_pod("1-normal", "test1", "pod1"), static("2-static"), static("3-static"), static("4-static")]
+    assert workers.sync_known_pods(everyone) == {
+        "1-normal": PodWorkerSync(PodWorkerState.SYNC_POD, has_config=True),
+        "2-static": PodWorkerSync(PodWorkerState.TERMINATED_POD, has_config=True, static=True),
+        "3-static": PodWorkerSync(PodWorkerState.TERMINATED_POD),
+        "4-static": PodWorkerSync(PodWorkerState.SYNC_POD, has_config=True, static=True)}
+    assert workers.pod_sync_statuses["3-static"].finished
+    assert set(workers.sync_known_pods([everyone[0], everyone[1], everyone[3]]))  == {"1-normal", "2-static", "4-static"}
+    assert "3-static" not in workers.pod_sync_statuses
+    # start 5, hold its worker, kill it and add 6: 5 stays terminating, both wait behind 4
+    update(static("5-static"))
+    drain(workers, cache, clock)
+    update(static("5-static"), SyncPodType.KILL)
+    update(static("6-static"))
+    held = lambda: [workers.run_pending(held={"5-static"}), cache.update_time(clock.now()), clock.advance(1)]  # noqa
+    for _ in range(3):
+        held()
+    status5 = workers.pod_sync_statuses["5-static"]
+    assert status5.is_termination_requested() and not status5.is_terminated()
+    assert started() == {"pod1_test1": "4-static"} and waiting() == {"pod1_test1": ["5-static", "6-static"]}
+    update(static("4-static"), SyncPodType.KILL)
+    for _ in range(3):
+        held()
+    update(static("6-static"))
+    for _ in range(3):
+        held()
+    assert started() == {"pod1_test1": "6-static"} and waiting() == {}
+    assert steps(syncer, "6-static") == [("sync", SyncPodType.UPDATE)]
+    drain(workers, cache, clock)  # release 5: it sees its kill out of order and ends
+    assert workers.pod_sync_statuses["5-static"].is_terminated()
+    for uid in ("7-static", "8-static", "9-static"):
+        update(static(uid))
+    drain(workers, cache, clock)
+    update(static("6-static"), SyncPodType.KILL)
+    drain(workers, cache, clock)
+    update(static("6-static"), SyncPodType.CREATE)
+    drain(workers, cache, clock)
+    update(static("8-static"))
+    drain(workers, cache, clock)
+    assert workers.pod_sync_statuses["6-static"].restart_requested and started() == {}
+    assert waiting() == {"pod1_test1": ["7-static", "8-static", "9-static"]}  # only 7 may start; it had no event
+    assert steps(syncer, "7-static") == steps(syncer, "8-static") == steps(syncer, "9-static") == []
+    update(static("7-static"), SyncPodType.KILL)
+    drain(workers, cache, clock)
+    update(static("8-static"))
+    drain(workers, cache, clock)
+    assert steps(syncer, "8-static") == [("sync", SyncPodType.UPDATE)]
+    assert workers.sync_known_pods([static("8-static")]) == {
+        "1-normal": PodWorkerSync(PodWorkerState.TERMINATING_POD, orphan=True, has_config=True),
+        "8-static": PodWorkerSync(PodWorkerState.SYNC_POD, has_config=True, static=True)}
+
+
+def test_sync_known_pods_table():
+    """pod_workers_test.go#TestSyncKnownPods"""
+    workers, syncer, cache, clock = create_pod_workers()
+    for i in range(20):
+        workers.update_pod(UpdatePodOptions(SyncPodType.UPDATE, pod=new_named_pod(str(i), "ns", "name")))
+    drain(workers, cache, clock)
+    assert len(workers.pod_updates) == 20
+    for i in range(20):
+        if str(i) in ("2", "14"):
+            continue
+        pod = new_named_pod(str(i), "ns", "name")
+        if i % 2 == 0:
+            pod.metadata.deletion_timestamp = T0
+        workers.update_pod(UpdatePodOptions(SyncPodType.KILL, pod=pod))
+    drain(workers, cache, clock)
+    assert workers.should_pod_containers_be_terminating("0") and workers.should_pod_containers_be_terminating("1")
+    assert not workers.should_pod_containers_be_terminating("2")
+    assert workers.is_pod_termination_requested("0") and not workers.is_pod_termination_requested("2")
+    assert not workers.could_have_running_containers("0") and not workers.could_have_running_containers("1")
+    assert workers.could_have_running_containers("2")
+    assert workers.should_pod_content_be_removed("0") and not workers.should_pod_content_be_removed("1")
+    assert not workers.should_pod_content_be_removed("2")
+    assert not workers.should_pod_containers_be_terminating("abc") and workers.could_have_running_containers("abc")
+    assert not workers.should_pod_content_be_removed("abc")  # unknown, and the workers have not synced yet
+    workers.sync_known_pods([new_named_pod("2", "ns", "name"), new_named_pod("14", "ns", "name")])
+    assert set(workers.pod_updates) == {"2", "14"} and not workers.is_pod_termination_requested("2")
+    assert workers.should_pod_containers_be_terminating("abc") and not workers.could_have_running_containers("abc")
+    assert workers.should_pod_content_be_removed("abc")  # unknown after the first sync: nothing of it should stay
+    workers.sync_known_pods([])  # workers not terminated stay until they are
+    drain(workers, cache, clock)
+    assert len(workers.pod_updates) == 0 and len(workers.pod_sync_statuses) == 2
+    for uid in ("2", "14"):
+        workers.update_pod(UpdatePodOptions(SyncPodType.KILL, pod=new_named_pod(uid, "ns", "name")))
+    drain(workers, cache, clock)
+    workers.sync_known_pods([])
+    assert len(workers.pod_updates) == 0 and len(workers.pod_sync_statuses) == 0
+
+
+ONE, TWO = new_named_pod("pod-uid", "", "1"), new_named_pod("pod-uid", "", "2")
+REMOVE_TERMINATED_WORKER = [  # (desc, orphan, status, started, waiting, removed, expected pending pod name)
+    ("finished worker", False, {"finished": True}, None, None, True, None),
+    ("waiting to start worker because of another started pod with the same fullname", False, {},
+     {"fake-fullname": "another-pod-uid"}, {"fake-fullname": ["pod-uid"]}, False, None),
+    ("not yet started worker", False, {}, {}, {"fake-fullname": ["pod-uid"]}, False, None),
+    ("orphaned not started worker", True, {}, None, None, True, None),
+    ("orphaned started worker", True, {"started_at": T0}, None, None, False, None),
+    ("orphaned terminating worker with no activeUpdate", True, {"started_at": T0, "terminating_at": T0}, None, None,
+     False, None),
+    ("orphaned terminating worker", True, {"started_at": T0, "terminating_at": T0,
+                                           "active_update": UpdatePodOptions(pod=ONE)}, None, None, False, "1"),
+    ("orphaned terminating worker with pendingUpdate", True, {
+        "started_at": T0, "terminating_at": T0, "working": True, "pending_update": UpdatePodOptions(pod=TWO),
+        "active_update": UpdatePodOptions(pod=ONE)}, None, None, False, "2"),
+    ("orphaned terminated worker with no activeUpdate", True, {"started_at": T0, "terminating_at": T0,
+                                                               "terminated_at": T0}, None, None, False, None),
+    ("orphaned terminated worker", True, {"started_at": T0, "terminating_at": T0, "terminated_at": T0,
+                                          "active_update": UpdatePodOptions(pod=ONE)}, None, None, False, "1"),
+    ("orphaned terminated worker with pendingUpdate", True, {
+        "started_at": T0, "terminating_at": T0, "terminated_at": T0, "working": True,
+        "pending_update": UpdatePodOptions(pod=TWO), "active_update": UpdatePodOptions(pod=ONE)}, None, None, False, "2"),
+]
+
+
+@pytest.mark.parametrize("desc, orphan, fields, started, waiting, removed, pending", REMOVE_TERMINATED_WORKER,
+                         ids=[c[0] for c in REMOVE_TERMINATED_WORKER])
+def test_remove_terminated_worker(desc, orphan, fields, started, waiting, removed, pending):
+    """pod_workers_test.go#Test_removeTerminatedWorker"""
+    workers, *_ = create_pod_workers()
+    status = PodSyncStatus(fullname="fake-fullname", **fields)
+    workers.pod_sync_statuses["pod-uid"] = status
+    workers.pod_updates["pod-uid"] = status.working
+    workers.started_static_pods_by_fullname = dict(started or {})
+    workers.waiting_to_start_static_pods_by_fullname = dict(waiting or {})
+    workers.remove_terminated_worker("pod-uid", status, orphan)
+    assert ("pod-uid" not in workers.pod_sync_statuses) is removed
+    if not removed:
+        got = status.pending_update
+        assert (got.pod.metadata.name if got else None) == pending
+        if pending:
+            assert status.working and workers.pod_updates["pod-uid"]
 
 
 def test_kill_pod_now_func():
