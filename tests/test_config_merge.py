@@ -183,3 +183,31 @@ def test_seen_all_sources():
     assert not config.seen_all_sources({"file", "api"})
     api(PodUpdate([P("foo", "new")], SET, "api"))
     assert config.seen_all_sources({"file", "api"}) and not config.seen_all_sources({"file"})
+
+
+def test_emission_order_of_one_merge():
+    """podStorage.Merge (incremental): REMOVE, ADD, UPDATE, DELETE, then RECONCILE, from one SET."""
+    config = PodConfig()
+    channel = config.channel(TEST_SOURCE)
+    channel(PodUpdate([P("gone", "ns"), P("changed", "ns"), P("deleting", "ns"), P("status", "ns")], SET, TEST_SOURCE))
+    config.updates.clear()
+    channel(PodUpdate([P("changed", "ns", bar=True), P("deleting", "ns", deleted=True),
+                       P("status", "ns", status=V1PodStatus(phase="Running")), P("new", "ns")], SET, TEST_SOURCE))
+    assert [(u.op, [p.metadata.name for p in u.pods]) for u in config.updates] == [
+        (REMOVE, ["gone"]), (ADD, ["new"]), (UPDATE, ["changed"]), (DELETE, ["deleting"]), (RECONCILE, ["status"])]
+
+
+@pytest.mark.parametrize("change, differ", [
+    (lambda p: setattr(p.metadata, "labels", {}), True),  # nil and empty labels differ, as reflect.DeepEqual says
+    (lambda p: setattr(p.metadata, "annotations", {types.CONFIG_MIRROR_ANNOTATION_KEY: "x",
+                                                   types.CONFIG_FIRST_SEEN_ANNOTATION_KEY: "y"}), False),
+    (lambda p: setattr(p.metadata, "annotations", {"team": "a"}), True),
+    (lambda p: setattr(p.metadata, "deletion_grace_period_seconds", 30), True),
+    (lambda p: setattr(p, "status", V1PodStatus(phase="Running")), False),  # status is not a semantic change
+    (lambda p: setattr(p.metadata, "resource_version", "7"), False),
+])
+def test_pods_differ_semantically(change, differ):
+    """podsDifferSemantically: spec, labels, deletion fields and non-local annotations count; nothing else."""
+    existing, ref = P("foo", "new"), P("foo", "new")
+    change(ref)
+    assert pods_differ_semantically(existing, ref) is differ
