@@ -1,9 +1,12 @@
 """Chapter 1: the static pod file source and the defaults a static pod gets.
 
 Ported from pkg/kubelet/config/common_test.go#TestStaticPodNameGenerate (the name table; the validation
-half needs the API server's validation) and pkg/kubelet/config/file_test.go#TestExtractFromBadDataFile,
-#TestExtractFromEmptyDir, file_linux_test.go#TestUpdateOnNonExistentFile and #TestReadPodsFromFileExistAlready
-(read at stored upstream versions; the behaviour checked is the same in v1.27's file.go and common.go).
+half needs the API server's validation), file_test.go#TestExtractFromBadDataFile and #TestExtractFromEmptyDir,
+and file_linux_test.go#TestUpdateOnNonExistentFile and #TestReadPodsFromFileExistAlready, read at upstream
+revisions whose file.go and common.go behave as v1.27's here. Two differences are v1.27's code, not the old
+test's: v1.27 adds the NoExecute toleration to file pods, and the API defaults the old test expects
+(restartPolicy, dnsPolicy, imagePullPolicy, ...) come from decoding with the API scheme, which the mini
+kubelet's reader does not apply. Not ported: the inotify tests (TestReadPodsFromFileChanged and the like).
 """
 
 from __future__ import annotations
@@ -66,14 +69,15 @@ def test_read_pods_from_file_exist_already(tmp_path):
     """file_linux_test.go#TestReadPodsFromFileExistAlready: one file, one defaulted static pod in a SET."""
     path = tmp_path / "test_pod_manifest"
     path.write_text(yaml.safe_dump({**MANIFEST, "metadata": {"name": "test", "uid": "12345", "namespace": "mynamespace"}}))
-    files, sent = source(path, node="an-example-host")
+    files, sent = source(path, node="random-test-hostname")
     assert files.list_config() is None
     (update,) = sent
     (pod,) = update.pods
     assert (update.op, update.source) == (SET, "file")
-    assert (pod.metadata.name, pod.metadata.uid, pod.metadata.namespace) == ("test-an-example-host", "12345", "mynamespace")
+    assert (pod.metadata.name, pod.metadata.uid, pod.metadata.namespace) == (
+        "test-random-test-hostname", "12345", "mynamespace")
     assert pod.metadata.annotations == {types.CONFIG_HASH_ANNOTATION_KEY: "12345"}
-    assert pod.spec.node_name == "an-example-host" and pod.status.phase == "Pending"
+    assert pod.spec.node_name == "random-test-hostname" and pod.status.phase == "Pending"
     assert [(t.operator, t.effect, t.key) for t in pod.spec.tolerations] == [("Exists", "NoExecute", None)]
 
 

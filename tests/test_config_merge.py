@@ -1,8 +1,9 @@
 """Chapter 1: PodConfig's merge of pod sources into ADD, UPDATE, DELETE, REMOVE and RECONCILE.
 
-Ported from pkg/kubelet/config/config_test.go (read at a stored upstream version whose merge code is the
-same as v1.27's). Each test is a sequence of steps: what the source sends, then the updates the kubelet
-reads, compared as upstream's expectPodUpdate does (pods sorted by namespace, local annotations ignored).
+Ported from pkg/kubelet/config/config_test.go (read at kubernetes/kubernetes@00a3928b, whose merge code is
+the same as v1.27's; TestPodConfigRace, a data-race check, is not ported). Each test is a sequence of steps:
+what the source sends, then the updates the kubelet reads, compared as upstream's expectPodUpdate does (pods
+sorted by namespace, local annotations ignored).
 """
 
 from __future__ import annotations

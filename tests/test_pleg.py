@@ -1,6 +1,6 @@
 """Chapter 1: the generic PLEG's relist, its events and its health.
 
-Ported from pkg/kubelet/pleg/generic_test.go (read at a stored upstream version whose relist logic is the
+Ported from pkg/kubelet/pleg/generic_test.go (read at kubernetes/kubernetes@01bed6b0, whose relist logic is the
 same as v1.27's generic.go): TestRelisting, TestEventChannelFull, TestDetectingContainerDeaths,
 TestRelistWithCache, TestRemoveCacheEntry, TestHealthy, TestRelistWithReinspection,
 TestRelistingWithSandboxes, TestRelistIPChange. Not ported: TestRunningPodAndContainerCount (Prometheus

@@ -1,6 +1,6 @@
 """Chapter 1: the pod workers' state machine, one serialised worker per UID on the virtual clock.
 
-Ported from pkg/kubelet/pod_workers_test.go (read at a stored upstream version newer than v1.27; where its
+Ported from pkg/kubelet/pod_workers_test.go (read at an upstream revision later than v1.27; where its
 answers differ from v1.27's code, the v1.27 answer is asserted and the case says so): TestUpdatePod,
 TestUpdatePodForRuntimePod, TestUpdatePodForTerminatedRuntimePod, TestUpdatePodDoesNotForgetSyncPodKill,
 TestTerminalPhaseTransition, TestStaticPodExclusion, TestSyncKnownPods, Test_removeTerminatedWorker,
