@@ -34,8 +34,8 @@ class KubeletHandlers:
                  work_queue: BasicWorkQueue, pod_cache: Cache, node: Optional[V1Node] = None,
                  need_to_reconcile_pod_readiness: Callable[[V1Pod], bool],
                  pod_is_evicted: Callable[[V1Pod], bool] = lambda pod: bool(pod.status and pod.status.reason == "Evicted"),
-                 pod_sync_loop_handlers: Iterable[Callable[[V1Pod], bool]] = (),
-                 handle_pod_cleanups: Callable[[], Optional[str]] = lambda: None, **admit_options):
+                 handle_pod_cleanups: Callable[[], Optional[str]],
+                 pod_sync_loop_handlers: Iterable[Callable[[V1Pod], bool]] = (), **admit_options):
         self.pod_workers, self.pod_manager, self.sources_ready, self.clock = pod_workers, pod_manager, sources_ready, clock
         self.work_queue, self.pod_cache, self.node, self.admit_options = work_queue, pod_cache, node, admit_options
         self.need_to_reconcile_pod_readiness, self.pod_is_evicted = need_to_reconcile_pod_readiness, pod_is_evicted

@@ -119,5 +119,6 @@ class SyncPodType(IntEnum):
     KILL = 3  # SyncPodKill: the pod must have no running containers
 
     def __str__(self) -> str:
+        """Upstream: pkg/kubelet/types/pod_update.go SyncPodType.String"""
         return self.name.lower()
 # --8<-- [end:pod_update]

@@ -192,8 +192,11 @@ def test_pod_from_source_to_running():
     config = PodConfig(clock=clock)
     api = config.channel("api")
     pleg = GenericPLEG(lambda: runtime.pods, clock, get_pod_status=runtime.get_pod_status, cache=cache)
-    handlers = KubeletHandlers(workers, BasicManager(), SourcesReady(config.seen_all_sources), clock,
+    manager = BasicManager()
+    handlers = KubeletHandlers(workers, manager, SourcesReady(config.seen_all_sources), clock,
                                work_queue=queue, pod_cache=cache, need_to_reconcile_pod_readiness=lambda p: False,
+                               # HandlePodCleanups' first step: forget pod workers no longer desired
+                               handle_pod_cleanups=lambda: workers.sync_known_pods(manager.get_pods()) and None,
                                node=api_node_from_manifest({"apiVersion": "v1", "kind": "Node", "metadata": {
                                    "name": "node-1"}, "status": {"allocatable": {"cpu": "2", "memory": "4Gi", "pods": "110"}}}))
     channels = Channels(config=config.updates, pleg=pleg.watch())
@@ -205,4 +208,5 @@ def test_pod_from_source_to_running():
     api(PodUpdate([], SET, "api"))  # at 12 s: a REMOVE, so a kill; each step waits for the next relist
     loop.run_until(T0 + timedelta(seconds=16))
     assert syncer.calls[3:] == [(13.0, "terminating", "web"), (14.0, "terminated", "web")]
-    assert workers.pod_sync_statuses["web-uid"].finished
+    # finished at 14 s, and forgotten by the housekeeping of the same instant (it is no longer desired)
+    assert "web-uid" not in workers.pod_sync_statuses
