@@ -18,7 +18,7 @@ from typing import Callable, Optional, Protocol
 from kubernetes.client import V1Pod
 
 from .clock import Clock
-from .pleg import CONTAINER_DIED, CONTAINER_REMOVED, PodLifecycleEvent
+from .pleg import CONTAINER_DIED, CONTAINER_REMOVED, GENERIC_PLEG_RELIST_PERIOD, PodLifecycleEvent
 from .types import PodOperation, PodUpdate
 
 # --8<-- [start:constants]
@@ -131,6 +131,17 @@ def _names(pods: list[V1Pod]) -> str:
     return "[" + " ".join(f"{p.metadata.namespace}/{p.metadata.name}" for p in pods) + "]"
 
 
+# --8<-- [start:runtime_errors]
+def runtime_errors(health_checks: dict[str, Callable[[], tuple[bool, Optional[str]]]]) -> list[str]:
+    """The failing health checks, each as "<name> is not healthy: <error>" (the PLEG registers as "PLEG").
+
+    Upstream: pkg/kubelet/runtime.go runtimeState.runtimeErrors (the health-check part; the container
+    runtime's own status and network errors belong to the runtime side)
+    """
+    return [f"{name} is not healthy: {err}" for name, check in health_checks.items() for ok, err in [check()] if not ok]
+# --8<-- [end:runtime_errors]
+
+
 # --8<-- [start:sync_loop_back_off]
 class SyncLoopBackOff:
     """How long syncLoop sleeps while the runtime reports errors: 100 ms, doubling, at most 5 s.
@@ -164,7 +175,8 @@ class SyncLoop:
 
     def __init__(self, kl: LoopKubelet, handler: SyncHandler, channels: Channels, clock: Clock, *,
                  relist: Optional[Callable[[], None]] = None, run_pod_workers: Callable[[], object] = lambda: None,
-                 runtime_errors: Callable[[], list[str]] = list, relist_period: timedelta = SYNC_PERIOD):
+                 runtime_errors: Callable[[], list[str]] = list,
+                 relist_period: timedelta = GENERIC_PLEG_RELIST_PERIOD):
         self.kl, self.handler, self.channels, self.clock = kl, handler, channels, clock
         self.relist, self.run_pod_workers, self.runtime_errors = relist, run_pod_workers, runtime_errors
         self.relist_period, self.back_off = relist_period, SyncLoopBackOff()

@@ -23,7 +23,8 @@ from mini_kubelet.pleg import CONTAINER_CHANGED, CONTAINER_DIED, CONTAINER_REMOV
     PodLifecycleEvent
 from mini_kubelet.pod_manager import BasicManager
 from mini_kubelet.pod_workers import PodWorkers
-from mini_kubelet.sync_loop import Channels, SyncLoop, SyncLoopBackOff, is_sync_pod_worthy, sync_loop_iteration
+from mini_kubelet.sync_loop import (Channels, SyncLoop, SyncLoopBackOff, is_sync_pod_worthy, runtime_errors,
+                                    sync_loop_iteration)
 from mini_kubelet.types import ADD, DELETE, RECONCILE, REMOVE, SET, UPDATE, PodUpdate, SyncPodType
 from mini_kubelet.work_queue import BasicWorkQueue
 
@@ -210,3 +211,27 @@ def test_pod_from_source_to_running():
     assert syncer.calls[3:] == [(13.0, "terminating", "web"), (14.0, "terminated", "web")]
     # finished at 14 s, and forgotten by the housekeeping of the same instant (it is no longer desired)
     assert "web-uid" not in workers.pod_sync_statuses
+
+
+def test_unhealthy_pleg_stops_pod_syncing():
+    """runtimeErrors with the PLEG's health check: after 3 min without a good relist, syncLoop skips every turn."""
+    clock = Clock(T0)
+    failing = {"on": False}
+
+    def get_pods():
+        if failing["on"]:
+            raise RuntimeError("rpc error: code = DeadlineExceeded")
+        return []
+    pleg = GenericPLEG(get_pods, clock)
+    assert runtime_errors({"PLEG": pleg.healthy}) == ["PLEG is not healthy: pleg has yet to be successful"]
+    kl, handler, channels = Kubelet(), Handler(), Channels(pleg=pleg.watch())
+    loop = SyncLoop(kl, handler, channels, clock, relist=pleg.relist,
+                    runtime_errors=lambda: runtime_errors({"PLEG": pleg.healthy}))
+    loop.run_until(T0 + timedelta(seconds=10))
+    assert not any("Skipping" in line for line in kl.log)
+    failing["on"] = True  # the last good relist was at 10 s
+    loop.run_until(T0 + timedelta(seconds=190))
+    assert not any("Skipping" in line for line in kl.log)  # 180 s is still within the threshold
+    loop.run_until(T0 + timedelta(seconds=191))
+    assert kl.log[-1] == ("Skipping pod synchronization: ['PLEG is not healthy: pleg was last seen active "
+                          "3m1s ago; threshold is 3m0s']")
