@@ -22,7 +22,7 @@ WORKER_BACK_OFF_PERIOD_JITTER_FACTOR = 0.5
 BACK_OFF_ON_TRANSIENT_ERROR_PERIOD = 1.0  # seconds, when the network is not ready
 BACK_OFF_PERIOD = 10.0  # seconds: kubelet.go backOffPeriod, after a failed sync
 RESYNC_INTERVAL = 60.0  # seconds: KubeletConfiguration syncFrequency's default
-NETWORK_NOT_READY_ERROR_MSG = "network is not ready"  # kubelet_network.go NetworkNotReadyErrorMsg
+NETWORK_NOT_READY_ERROR_MSG = "network is not ready"  # pkg/kubelet/errors.go NetworkNotReadyErrorMsg
 # --8<-- [end:constants]
 
 
