@@ -194,6 +194,8 @@ class PodStorage:
         """The ADD, UPDATE, DELETE, REMOVE and RECONCILE updates one change makes, storing the new state.
 
         Upstream: pkg/kubelet/config/config.go podStorage.merge
+        Go finds a SET's removed pods by walking a map, so their order is unspecified; here it is the order
+        in which they were stored.
         """
         add, update, delete, remove, reconcile = [], [], [], [], []
         pods = self.pods.get(source, {})
