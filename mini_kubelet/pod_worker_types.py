@@ -186,6 +186,8 @@ def calculate_effective_grace_period(status: PodSyncStatus, pod: V1Pod,
     Upstream: pkg/kubelet/pod_workers.go calculateEffectiveGracePeriod
     The API server's deletionGracePeriodSeconds, then a kill's override (eviction), may lower the recorded
     value (or set it when it is 0); with nothing recorded, the pod's terminationGracePeriodSeconds; at least 1.
+    A 0 (kubectl delete --force --grace-period=0) reads as "nothing recorded", so v1.27 falls back to the
+    spec's grace period (upstream issue #120449; later releases changed this).
     """
     grace_period = status.grace_period
     override = pod.metadata.deletion_grace_period_seconds

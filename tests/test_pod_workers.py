@@ -518,7 +518,8 @@ def test_allow_pod_start(desc, pod, statuses, started, waiting, want_started, wa
     ("use pod DeletionGracePeriodSeconds when set", 30, 5, None, 5),
     ("use grace period override when set", 30, 5, 2, 2),
     # upstream's later table expects 1 for these two; v1.27's code treats a 0 like "nothing recorded" and
-    # falls back to the spec's 30 (a zero override only lowers to 0, and 0 then means "use the spec")
+    # falls back to the spec's 30 (a zero override only lowers to 0, and 0 then means "use the spec"):
+    # the force-delete behaviour reported upstream as issue #120449
     ("v1.27: pod DeletionGracePeriodSeconds zero falls back to the spec", 30, 0, None, 30),
     ("v1.27: grace period override zero falls back to the spec", 30, 5, 0, 30),
     ("no spec value and nothing else: at least 1", None, None, None, 1),
