@@ -18,6 +18,7 @@ from kubernetes.client import V1Node, V1Pod
 from . import kubelet, types
 from .clock import Clock
 from .container_cache import Cache
+from .eviction.messages import pod_is_evicted
 from .pod_manager import BasicManager
 from .pod_workers import PodWorkers, UpdatePodOptions
 from .types import SyncPodType
@@ -33,12 +34,11 @@ class KubeletHandlers:
     def __init__(self, pod_workers: PodWorkers, pod_manager: BasicManager, sources_ready, clock: Clock, *,
                  work_queue: BasicWorkQueue, pod_cache: Cache, node: Optional[V1Node] = None,
                  need_to_reconcile_pod_readiness: Callable[[V1Pod], bool],
-                 pod_is_evicted: Callable[[V1Pod], bool] = lambda pod: bool(pod.status and pod.status.reason == "Evicted"),
                  handle_pod_cleanups: Callable[[], Optional[str]],
                  pod_sync_loop_handlers: Iterable[Callable[[V1Pod], bool]] = (), **admit_options):
         self.pod_workers, self.pod_manager, self.sources_ready, self.clock = pod_workers, pod_manager, sources_ready, clock
         self.work_queue, self.pod_cache, self.node, self.admit_options = work_queue, pod_cache, node, admit_options
-        self.need_to_reconcile_pod_readiness, self.pod_is_evicted = need_to_reconcile_pod_readiness, pod_is_evicted
+        self.need_to_reconcile_pod_readiness = need_to_reconcile_pod_readiness
         self.pod_sync_loop_handlers = list(pod_sync_loop_handlers)  # PodSyncLoopHandler.ShouldSync, e.g. active deadline
         self.handle_pod_cleanups = handle_pod_cleanups
         self.rejected: dict[str, kubelet.AdmissionOutcome] = {}  # what rejectPod wrote to the status manager
@@ -106,8 +106,9 @@ class KubeletHandlers:
             self.pod_manager.update_pod(pod)
             if self.need_to_reconcile_pod_readiness(pod):
                 self.dispatch_work(pod, SyncPodType.SYNC, self.pod_manager.get_mirror_pod_by_pod(pod), start)
-            if self.pod_is_evicted(pod):  # eviction.PodIsEvicted: all dead containers may go
-                if pod.metadata.uid in self.pod_cache.pods:
+            status = pod.status
+            if pod_is_evicted(status.phase if status else None, status.reason if status else None):
+                if self.pod_cache.get(pod.metadata.uid).err is None:  # all its dead containers may go
                     self.container_deletions.append((pod.metadata.uid, "", True))
 
     def handle_pod_syncs(self, pods: list[V1Pod]) -> None:

@@ -12,8 +12,9 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from kubernetes.client import V1Container, V1ObjectMeta, V1Pod, V1PodSpec, V1PodStatus
 
-from mini_kubelet import container
+from mini_kubelet import container, types
 from mini_kubelet.api import node_from_manifest as api_node_from_manifest
+from mini_kubelet.api import pod_from_manifest as api_pod_from_manifest
 from mini_kubelet.clock import Clock
 from mini_kubelet.config.config import PodConfig
 from mini_kubelet.config.sources import SourcesReady
@@ -235,3 +236,75 @@ def test_unhealthy_pleg_stops_pod_syncing():
     loop.run_until(T0 + timedelta(seconds=191))
     assert kl.log[-1] == ("Skipping pod synchronization: ['PLEG is not healthy: pleg was last seen active "
                           "3m1s ago; threshold is 3m0s']")
+
+
+def make_handlers(clock):
+    cache, queue = Cache(), BasicWorkQueue(clock)
+    workers = PodWorkers(Syncer(Runtime(), clock), queue, cache, clock)
+    manager = BasicManager()
+    node = api_node_from_manifest({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-1"},
+                                   "status": {"allocatable": {"cpu": "1", "memory": "1Gi", "pods": "110"}}})
+    handlers = KubeletHandlers(workers, manager, SourcesReady(lambda seen: "api" in seen), clock, work_queue=queue,
+                               pod_cache=cache, node=node, need_to_reconcile_pod_readiness=lambda p: p.metadata.name == "r",
+                               handle_pod_cleanups=lambda: None)
+    return handlers, workers, manager
+
+
+def test_handlers_dispatch_to_the_pod_workers():
+    """HandlePodAdditions/Updates/Removes/Reconcile/Syncs: what each hands the pod workers (kubelet.go)."""
+    clock = Clock(T0)
+    handlers, workers, manager = make_handlers(clock)
+    big = api_pod_from_manifest({"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": "big", "namespace": "default", "uid": "big"}, "spec": {"containers": [
+            {"name": "c", "image": "x", "resources": {"requests": {"memory": "2Gi"}}}]}})
+    handlers.handle_pod_additions([pod("a"), big])
+    # oldest first (no creation time sorts first), and rejected pods stay in the pod manager
+    assert [p.metadata.uid for p in manager.get_pods()] == ["big", "a"]
+    assert handlers.rejected["big"].status_reason == "OutOfmemory"
+    assert workers.pod_sync_statuses["a"].pending_update.update_type == SyncPodType.CREATE
+    assert "big" not in workers.pod_sync_statuses  # a rejected pod never gets a worker
+    handlers.handle_pod_updates([pod("a")])
+    assert workers.pod_sync_statuses["a"].pending_update.update_type == SyncPodType.UPDATE
+    handlers.handle_pod_reconcile([pod("r"), pod("a")])  # only the readiness reconcile dispatches a SYNC
+    assert workers.pod_sync_statuses["r"].pending_update.update_type == SyncPodType.SYNC
+    assert workers.pod_sync_statuses["a"].pending_update.update_type == SyncPodType.UPDATE
+    evicted = pod("e")
+    evicted.status = V1PodStatus(phase="Failed", reason="Evicted")
+    handlers.handle_pod_reconcile([evicted])
+    assert handlers.container_deletions == [("e", "", True)]  # eviction.PodIsEvicted: every dead container
+    handlers.handle_pod_removes([pod("a")])  # the sources are not all ready: no kill yet
+    assert handlers.log == ["Failed to delete pod default/a: skipping delete because sources aren't ready yet"]
+    assert manager.get_pod_by_uid("a") is None
+    handlers.sources_ready.add_source("api")
+    handlers.handle_pod_removes([pod("r")])
+    assert workers.pod_sync_statuses["r"].pending_update.update_type == SyncPodType.KILL
+    handlers.handle_pod_syncs([pod("big")])
+    assert workers.pod_sync_statuses["big"].pending_update.update_type == SyncPodType.SYNC
+
+
+def test_mirror_pod_updates_its_static_pod():
+    """handleMirrorPod: a mirror pod is never admitted or run; its changes are UPDATEs of its static pod."""
+    clock = Clock(T0)
+    handlers, workers, manager = make_handlers(clock)
+    static = pod("static-uid", "web-node-1", annotations={types.CONFIG_SOURCE_ANNOTATION_KEY: "file"})
+    mirror = pod("mirror-uid", "web-node-1", annotations={types.CONFIG_MIRROR_ANNOTATION_KEY: "hash"})
+    handlers.handle_pod_additions([static])
+    handlers.handle_pod_additions([mirror])
+    assert "mirror-uid" not in workers.pod_sync_statuses and manager.get_pods() == [static]
+    pending = workers.pod_sync_statuses["static-uid"].pending_update
+    assert pending.update_type == SyncPodType.UPDATE and pending.mirror_pod is mirror
+    assert manager.get_mirror_pod_by_pod(static) is mirror and manager.translation_by_uid == {"mirror-uid": "static-uid"}
+
+
+def test_get_pods_to_sync():
+    """getPodsToSync: due work-queue entries (strictly before now) and pods a PodSyncLoopHandler wants."""
+    clock = Clock(T0)
+    handlers, workers, manager = make_handlers(clock)
+    for uid in ("a", "b", "c"):
+        manager.add_pod(pod(uid))
+    handlers.work_queue.enqueue("a", 0)
+    handlers.work_queue.enqueue("b", 5)
+    assert handlers.get_pods_to_sync() == []  # due at now is not before now
+    clock.advance(1)
+    handlers.pod_sync_loop_handlers.append(lambda p: p.metadata.uid == "c")  # e.g. an active deadline passed
+    assert [p.metadata.uid for p in handlers.get_pods_to_sync()] == ["a", "c"]
