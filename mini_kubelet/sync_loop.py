@@ -183,6 +183,7 @@ class SyncLoop:
         start = clock.now()
         self.next_relist, self.next_sync, self.next_housekeeping = start, start + SYNC_PERIOD, start + HOUSEKEEPING_PERIOD
         self.next_turn: datetime = start  # when the loop may look at its channels again
+        self.sync_loop_monitor: Optional[datetime] = None  # LatestLoopEntryTime: when the loop last turned
         self.stopped = False
 
     def step(self) -> None:
@@ -209,10 +210,12 @@ class SyncLoop:
             self.next_turn = now + self.back_off.next()
             return
         self.back_off.reset()
+        self.sync_loop_monitor = now
         while self.channels.ready():
             if not sync_loop_iteration(self.kl, self.channels, self.handler):
                 self.stopped = True
                 return
+            self.sync_loop_monitor = self.clock.now()
             self.run_pod_workers()
 
     def run_until(self, end: datetime) -> None:
@@ -222,6 +225,8 @@ class SyncLoop:
         """
         while not self.stopped:
             self.step()
+            if self.stopped:
+                return
             due = min(t for t in (self.next_relist if self.relist else None, self.next_sync, self.next_housekeeping,
                                   self.next_turn if self.next_turn > self.clock.now() else None) if t is not None)
             if due > end:

@@ -1,8 +1,8 @@
 """Chapter 1: the sync loop's dispatch, its back-off, and a pod from a source to its worker's first sync.
 
-The dispatch rules are pkg/kubelet/kubelet.go syncLoopIteration's (upstream tests them only through
-whole-kubelet tests, e.g. kubelet_test.go's HandlePod* tests, which need a full fake kubelet); each case
-below names the branch it checks.
+The dispatch rules are pkg/kubelet/kubelet.go syncLoopIteration's. Upstream tests the loop itself in
+kubelet_test.go#TestSyncLoopAbort and #TestSyncLoopTimeUpdate (ported below); the rest it covers through
+whole-kubelet tests with a full fake kubelet, so each case here names the branch of the code it checks.
 """
 
 from __future__ import annotations
@@ -82,10 +82,27 @@ def test_config_dispatch(op, handled):
         assert kl.log == ["Kubelet does not support snapshot update"]
 
 
-def test_closed_config_channel_stops_the_loop():
-    kl, channels = Kubelet(), Channels()
+def test_sync_loop_abort():
+    """kubelet_test.go#TestSyncLoopAbort: a closed config channel ends the iteration (False) and the loop."""
+    kl, channels, clock = Kubelet(), Channels(), Clock(T0)
     channels.config.append(None)
     assert not sync_loop_iteration(kl, channels, Handler())
+    channels.config.append(None)
+    loop = SyncLoop(kl, Handler(), channels, clock)
+    loop.run_until(T0 + timedelta(days=1))  # returns at once
+    assert loop.stopped and clock.now() == T0
+
+
+def test_sync_loop_time_update():
+    """kubelet_test.go#TestSyncLoopTimeUpdate: each turn of the loop stamps the loop monitor with a later time."""
+    clock = Clock(T0)
+    loop = SyncLoop(Kubelet(), Handler(), Channels(), clock)
+    assert loop.sync_loop_monitor is None
+    loop.step()
+    first = loop.sync_loop_monitor
+    clock.advance(1)
+    loop.step()
+    assert first == T0 and loop.sync_loop_monitor > first
 
 
 @pytest.mark.parametrize("event_type, synced, cleaned", [
