@@ -236,7 +236,7 @@ def test_build_keeps_an_edited_notebook_whose_lab_has_not_changed_and_says_how_t
     assert main(["labs", "build", "--labs-dir", str(lab_copy)]) == 0
     out = capsys.readouterr().out
     assert f"kept {target}: you have edited it, and its lab has not changed since" in out
-    assert "For a fresh copy of a notebook, move yours out of" in out and "labs build --force" in out
+    assert "For a fresh copy of a notebook, move yours out of the course folder" in out and "labs build --force" in out
     assert target.read_bytes() == edited
     assert main(["labs", "build", "--labs-dir", str(lab_copy), "--check"]) == 0  # nothing is out of date
 

@@ -124,9 +124,9 @@ def build_all(labs_dir: str | Path = "labs", *, force: bool = False, check: bool
             target.write_text(text, encoding="utf-8")
             print(f"wrote {target}")
     if kept:
-        print(f"For a fresh copy of a notebook, move yours out of the course folder and run `make labs` again, or run "
-              f"`.venv/bin/mini-kubelet labs build --force`: it first copies each edited notebook into "
-              f"{backups or backup_dir()}.")
+        print("For a fresh copy of a notebook, move yours out of the course folder and run `make labs` again;\n"
+              "for fresh copies of them all, run `.venv/bin/mini-kubelet labs build --force`, which first copies\n"
+              f"each edited notebook into {backups or backup_dir()}.")
     return 1 if left else 0
 
 
