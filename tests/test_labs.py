@@ -262,13 +262,19 @@ def test_build_runs_past_an_edited_notebook_and_never_overwrites_it_without_forc
     assert not list(lab_copy.glob("*.edited-*"))
 
 
-def test_a_notebook_only_run_not_edited_is_brought_up_to_date(lab_copy):
+def test_a_notebook_only_run_keeps_its_outputs_until_its_lab_changes(lab_copy):
     target = lab_copy / f"{SOURCES[0].stem}.ipynb"
     notebook = nbformat.read(target, as_version=4)
     notebook.cells[1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="out\n")]
     nbformat.write(notebook, target)
-    assert notebooks.build_all(lab_copy) == 0
-    assert target.read_text() == notebooks.render(notebooks.learner_notebook(SOURCES[0]))
+    ran = target.read_bytes()
+    assert notebooks.build_all(lab_copy) == 0 and notebooks.build_all(lab_copy, check=True) == 0
+    assert target.read_bytes() == ran
+    source = lab_copy / "src" / SOURCES[0].name
+    source.write_text(source.read_text() + "\n# %%\nprint('a new cell')\n")
+    assert notebooks.build_all(lab_copy) == 0  # nothing of the learner's to keep: brought up to date
+    assert target.read_text() == notebooks.render(notebooks.learner_notebook(source))
+    assert not list(lab_copy.parent.glob("backups/*"))
 
 
 def test_build_updates_an_unedited_notebook_and_check_reports_it(lab_copy):

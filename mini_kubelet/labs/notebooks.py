@@ -86,10 +86,11 @@ def build_all(labs_dir: str | Path = "labs", *, force: bool = False, check: bool
               backups: Path | None = None) -> int:
     """Write every learner notebook that is missing or out of date; 1 if one is left out of date, else 0.
 
-    A notebook the learner has edited is never overwritten: when its lab has not changed it is kept
-    as it is, and when the lab has changed it is left out of date and named. With force, each edited
-    notebook is first copied into `backups` (backup_dir(), outside the course folder) and then
-    replaced by a fresh copy. With check, nothing is written and every notebook out of date is named.
+    A notebook the learner has edited is never overwritten: when its lab has not changed it is kept as
+    it is, and when the lab has changed it is left out of date and named (a notebook only run keeps its
+    outputs while its lab is unchanged). With force, each edited notebook is first copied into `backups`
+    (backup_dir(), outside the course folder) and then replaced by a fresh copy. With check, nothing is
+    written and every notebook out of date is named.
     """
     labs = Path(labs_dir)
     sources = sorted((labs / "src").glob("*.py"))
@@ -100,8 +101,8 @@ def build_all(labs_dir: str | Path = "labs", *, force: bool = False, check: bool
     for target, fresh in notebooks:
         text = render(fresh)
         current = target.read_text(encoding="utf-8") if target.exists() else None
-        if current == text:
-            continue
+        if current == text or (current is not None and not force and _only_run(current, fresh)):
+            continue  # up to date, or run by the learner: its outputs stay while its lab is unchanged
         edited = current is not None and _edited(current)
         lab_unchanged = edited and _started_from(current) == cells_digest(fresh)
         if check:
@@ -160,6 +161,13 @@ def _edited(text: str) -> bool:
     """Whether a learner changed the cells of a notebook (outputs alone are not an edit)."""
     notebook = _read(text)
     return notebook is None or _started_from(text) != cells_digest(notebook)
+
+
+def _only_run(text: str, fresh: nbformat.NotebookNode) -> bool:
+    """Whether a notebook is the fresh one run, with outputs, but not edited."""
+    notebook = _read(text)
+    ran = notebook is not None and any(c.get("outputs") or c.get("execution_count") for c in notebook.cells)
+    return ran and not _edited(text) and cells_digest(notebook) == cells_digest(fresh)
 
 
 def _free_name(folder: Path, target: Path) -> Path:
