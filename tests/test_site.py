@@ -341,3 +341,19 @@ def test_every_next_line_links_the_page_it_names(site):
     linked = {m for html in out.glob("chapter-*/**/index.html")
               for m in re.findall(r'<p>Next: the lab, <a href="\.\./\.\./labs/([\w-]+)/"', html.read_text(encoding="utf-8"))}
     assert linked == set(labs) - {"04-eviction"}  # chapter 4 ends on its scenarios page, which links Lab 04
+
+
+def test_lab_plots_link_their_full_size_image_and_are_not_white_in_dark_mode(open_page):
+    page = open_page(width=390, scheme="dark")
+    page.goto(page.base + "/labs/03-resource-limits/")
+    plots = page.locator(".jp-RenderedImage a img")
+    assert plots.count() >= 1
+    for index in range(plots.count()):
+        img = plots.nth(index)
+        opened = img.evaluate("""async img => {
+            const response = await fetch(img.closest('a').href);
+            const picture = await createImageBitmap(await response.blob());
+            return [response.headers.get('content-type'), picture.width, img.getBoundingClientRect().width];
+        }""")
+        assert opened[0] == "image/png" and opened[1] > 2 * opened[2]  # the full size, larger than shown
+        assert "invert" in img.evaluate("img => getComputedStyle(img).filter")
