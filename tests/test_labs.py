@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -48,7 +47,10 @@ def committed_text(path) -> str:
     text = path.read_text(encoding="utf-8")
     if text == notebooks.render(notebooks.learner_notebook(path.parent / "src" / f"{path.stem}.py")):
         return text
-    shown = subprocess.run(["git", "show", f":./{path.name}"], cwd=path.parent, capture_output=True, text=True)
+    try:
+        shown = subprocess.run(["git", "show", f":./{path.name}"], cwd=path.parent, capture_output=True, text=True)
+    except FileNotFoundError:  # no git: the file is all there is
+        return text
     return shown.stdout if shown.returncode == 0 else text
 
 
