@@ -197,9 +197,9 @@ def _prepare(files, config):
         files.append(File.generated(config, f"{PLOTS}/{target.name}", abs_src_path=str(target)))
     for source, page in pages.items():
         files.append(File.generated(config, f"labs/{source.name}", abs_src_path=str(page)))
-        notebook = source.parent.parent / f"{source.stem}.ipynb"
-        if notebook.exists():
-            files.append(File.generated(config, f"labs/{notebook.name}", abs_src_path=str(notebook)))
+        # Generated afresh for the download, never the copy in labs/ that a learner may have edited.
+        notebook = notebooks.render(notebooks.learner_notebook(source))
+        files.append(File.generated(config, f"labs/{source.stem}.ipynb", content=notebook))
     return files
 
 
