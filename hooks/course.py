@@ -284,15 +284,15 @@ def on_page_content(html, page, config, files):
     shown = ("the lab with its solutions, run when the site was built" if lab_solutions(config)
              else "the lab as you get it: the exercises, without their solutions")
     links = lab_links(config, name)
-    online = "".join(f' <a class="lab-open" href="{links[key]}">{label}</a>' for key, label in
-                     (("codespaces", "Open in Codespaces"), ("binder", "Open in Binder")) if key in links)
+    online = " · ".join(f'<a class="lab-open" href="{links[key]}">{label}</a>' for key, label in
+                        (("codespaces", "Open in Codespaces"), ("binder", "Open in Binder")) if key in links)
     banner = (
         '<div class="admonition tip lab-download"><p class="admonition-title">Run this lab yourself</p>'
         f'<p>This page shows {shown}. '
         f'<a href="{notebook}" download>Download the exercise notebook</a> '
         f'(<code>{stem}.ipynb</code>, solutions left for you), or clone the course and run '
         f'<code>make lab</code>: see <a href="{setup}">Set up the labs</a>.</p>'
-        + (f'<p>Or run it in your browser, nothing to install:{online}</p>' if online else "") + '</div>'
+        + (f'<p>Or run it in your browser, nothing to install: {online}</p>' if online else "") + '</div>'
     )
     return banner + html
 
