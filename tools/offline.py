@@ -60,10 +60,9 @@ def build_wheels(root: Path, requirements: Path, wheels: Path, platforms: list[s
     """The package's wheel, then every requirement and build tool, for this machine and each platform named."""
     wheels.mkdir(parents=True, exist_ok=True)
     pip("wheel", "--quiet", "--no-deps", "--wheel-dir", str(wheels), str(root))
-    build = project(root)["build-system"]["requires"]
-    pip("download", "--quiet", "--dest", str(wheels), *build, "wheel", "pip")
+    build = project(root)["build-system"]["requires"]  # pure Python: the same wheels on every platform
     common = ["download", "--quiet", "--dest", str(wheels), "--find-links", str(wheels), "-r", str(requirements)]
-    pip(*common)
+    pip(*common, *build, "wheel", "pip")
     for platform in platforms:
         for version in pythons or [f"{sys.version_info.major}.{sys.version_info.minor}"]:
             pip(*common, "--only-binary=:all:", "--platform", platform, "--python-version", version,
