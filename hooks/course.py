@@ -280,7 +280,8 @@ def on_page_content(html, page, config, files):
         return html
     stem = name[:-3]
     notebook = get_relative_url(f"labs/{stem}.ipynb", page.url)
-    setup = get_relative_url(files.get_file_from_path("setup.md").url, page.url)
+    setup_page = files.get_file_from_path("setup.md")
+    setup = get_relative_url(setup_page.url, page.url) if setup_page else get_relative_url("", page.url)
     shown = ("the lab with its solutions, run when the site was built" if lab_solutions(config)
              else "the lab as you get it: the exercises, without their solutions")
     links = lab_links(config, name)

@@ -21,13 +21,15 @@ from urllib.parse import unquote, urlsplit
 from urllib.request import urlopen
 
 import pytest
+import yaml
 
-from tools.offline import kit_requirements
+from tools.offline import copy_course, kit_requirements
 
 from .conftest import ROOT
 from .test_site import CHROMIUM_FLAGS, find_chromium
 
-pytestmark = [pytest.mark.teaching, pytest.mark.site]
+pytestmark = pytest.mark.teaching
+site = pytest.mark.site  # the tests that build the folder (and with it the site)
 
 LAB = "00-manifests-and-quantities"
 
@@ -68,6 +70,7 @@ def sh(command: str, cwd: Path, env: dict) -> subprocess.CompletedProcess:
     return subprocess.run(command, shell=True, cwd=cwd, env=env, capture_output=True, text=True)
 
 
+@site
 def test_the_folder_holds_wheels_build_tools_site_course_and_its_install_page(kit):
     assert sorted(p.name for p in kit.iterdir()) == ["INSTALL.md", "course", "requirements.txt", "site", "wheels"]
     wheels = [p.name for p in (kit / "wheels").iterdir()]
@@ -81,12 +84,14 @@ def test_the_folder_holds_wheels_build_tools_site_course_and_its_install_page(ki
         assert install_commands(kit, heading)
 
 
+@site
 def test_the_install_page_gives_the_same_steps_on_windows(kit):
     unix = install_commands(kit, "Linux and macOS")
     windows = install_commands(kit, "Windows (PowerShell or Command Prompt)")
     assert [line.replace("python3", "py").replace(".venv/bin/", ".venv\\Scripts\\") for line in unix] == windows
 
 
+@site
 def test_learners_install_from_the_folder_with_no_index_and_run_a_lab(kit, tmp_path):
     env = offline_env(tmp_path)
     assert sh("python3 -m pip download --retries 0 --timeout 2 --no-deps six -d unused", tmp_path, env).returncode != 0
@@ -129,6 +134,7 @@ class Links(HTMLParser):
         self.found += [value for name, value in attrs if name in ("href", "src") and value]
 
 
+@site
 def test_every_link_of_the_site_opens_a_file_from_disk(kit):
     site = kit / "site"
     # 404.html is for a web server to send on a missing page; it links from the server's root.
@@ -148,6 +154,7 @@ def test_every_link_of_the_site_opens_a_file_from_disk(kit):
     assert not broken, broken[:20]
 
 
+@site
 def test_the_learner_edition_shows_the_labs_without_their_solutions(kit):
     html = (kit / "site" / "labs" / f"{LAB}.html").read_text(encoding="utf-8")
     assert "Exercise 1: CPU in millicores" in html
@@ -159,6 +166,7 @@ def test_the_learner_edition_shows_the_labs_without_their_solutions(kit):
     assert f'href="{LAB}.ipynb" download' in html and (kit / "site" / "labs" / f"{LAB}.ipynb").exists()
 
 
+@site
 def test_the_serve_command_on_the_install_page_serves_the_site(kit):
     text = (kit / "INSTALL.md").read_text()
     command = re.search(r"```console\n(python3 -m http\.server .*)\n```", text).group(1)
@@ -175,6 +183,7 @@ def test_the_serve_command_on_the_install_page_serves_the_site(kit):
         server.wait(timeout=10)
 
 
+@site
 def test_the_site_reads_from_disk_in_a_browser(kit):
     executable = find_chromium()
     if executable is None:
@@ -211,3 +220,40 @@ def test_the_folder_lists_the_course_requirements_with_the_package_by_name():
     assert "-e ." not in text and "mini-kubelet==0.1.0" in text.splitlines()
     assert [line for line in text.splitlines() if "mkdocs" in line] == [
         line for line in (ROOT / "requirements.txt").read_text().splitlines() if "mkdocs" in line]
+
+
+def test_a_course_without_git_is_copied_without_what_it_made(tmp_path):
+    course, target = tmp_path / "course", tmp_path / "copy"
+    for name in ("Makefile", "labs/00-x.ipynb", "examples/pods/web.yaml", ".venv/bin/python", "site/index.html",
+                 ".cache/lab-pages/x.ipynb", "mini_kubelet/__pycache__/api.pyc", "offline/wheels/a.whl"):
+        (course / name).parent.mkdir(parents=True, exist_ok=True)
+        (course / name).write_text(name)
+    copy_course(course, target, skip=course / "offline")
+    copied = sorted(p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file())
+    assert copied == ["Makefile", "examples/pods/web.yaml", "labs/00-x.ipynb"]
+
+
+@site
+def test_the_setting_in_mkdocs_yml_alone_makes_the_learner_edition(tmp_path):
+    """`extra.lab_solutions: false`, and nothing else, on a minimal site that uses the course's hook."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "index.md").write_text("# A page\n")
+    (tmp_path / "docs" / "setup.md").write_text("# Set up\n")
+    (tmp_path / "labs" / "src").mkdir(parents=True)
+    (tmp_path / "labs" / "src" / "00-tiny.py").write_text(
+        "# %% [markdown]\n# # A tiny lab\n#\n# ## Exercise 1: double it\n\n"
+        "# %%\ndef double(n):\n    # BEGIN SOLUTION\n    return n * 2\n    # END SOLUTION\n\n"
+        "# %%\nassert double(2) == 4\n")
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text().split("\nnav:")[0].split("\nmarkdown_extensions:")[0])
+    plugins = [p for p in config["plugins"] if p == "search" or (isinstance(p, dict) and "mkdocs-jupyter" in p)]
+    (tmp_path / "mkdocs.yml").write_text(yaml.safe_dump({
+        "site_name": "tiny", "hooks": [str(ROOT / "hooks" / "course.py")], "plugins": plugins,
+        "extra": {**config["extra"], "lab_solutions": False},
+        "nav": [{"Home": "index.md"}, {"Set up": "setup.md"}, {"Lab": "labs/00-tiny.py"}]}))
+    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+                            cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert result.returncode == 0, result.stderr[-3000:]
+    html = (tmp_path / "site" / "labs" / "00-tiny" / "index.html").read_text()
+    assert "NotImplementedError" in html and "Exercise 1: double it" in html
+    assert "n * 2" not in html and "the exercises, without their solutions" in html
+    assert not (tmp_path / ".cache" / "lab-pages").exists()  # nothing was run

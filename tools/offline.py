@@ -80,12 +80,23 @@ def build_site(root: Path, out: Path, *, lab_solutions: bool | None = None) -> N
     build(config)
 
 
-def copy_course(root: Path, target: Path) -> None:
-    """Copy the course's files (those under version control or not ignored, as they are now) into `target`."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=root, capture_output=True, check=True).stdout
-    for name in filter(None, listed.decode().split("\0")):
+def copy_course(root: Path, target: Path, skip: Path | None = None) -> None:
+    """Copy the course's files (those under version control or not ignored, as they are now) into `target`.
+
+    Without git (a course downloaded as an archive), everything but what the course makes itself.
+    Nothing under `skip` (the folder being made, when it is inside the course).
+    """
+    try:
+        listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=root,
+                                capture_output=True, check=True).stdout.decode()
+        names = filter(None, listed.split("\0"))
+    except (OSError, subprocess.CalledProcessError):
+        made = {".git", ".venv", ".cache", "site", "offline", "build", "__pycache__", ".pytest_cache", ".hypothesis"}
+        names = (p.relative_to(root).as_posix() for p in sorted(root.rglob("*"))
+                 if p.is_file() and not made & set(p.relative_to(root).parts))
+    for name in names:
         source = root / name
-        if source.is_file():
+        if source.is_file() and not (skip and source.resolve().is_relative_to(skip)):
             (target / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target / name)
 
@@ -102,7 +113,7 @@ def build_folder(out: Path, *, root: Path = ROOT, requirements: Path | None = No
     listed = out / "requirements.txt"
     listed.write_text(kit_requirements(requirements or root / "requirements.txt", root), encoding="utf-8")
     build_wheels(root, listed, out / "wheels", list(platforms), list(pythons))
-    copy_course(root, out / "course")
+    copy_course(root, out / "course", skip=out)
     build_site(root, out / "site", lab_solutions=lab_solutions)
     shutil.copy2(INSTALL_PAGE, out / "INSTALL.md")
     return out
