@@ -21,6 +21,7 @@ platforms and Python versions: each pair gets its own binary wheels (`--platform
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import subprocess
@@ -61,8 +62,14 @@ def build_wheels(root: Path, requirements: Path, wheels: Path, platforms: list[s
     wheels.mkdir(parents=True, exist_ok=True)
     pip("wheel", "--quiet", "--no-deps", "--wheel-dir", str(wheels), str(root))
     build = project(root)["build-system"]["requires"]  # pure Python: the same wheels on every platform
+    download(requirements, wheels, [*build, "wheel", "pip"], platforms, pythons)
+
+
+def download(requirements: Path, wheels: Path, extra: list[str] = (), platforms: list[str] = (),
+             pythons: list[str] = ()) -> None:
+    """Fetch the requirements (and `extra`) into `wheels`: for this machine, then binary wheels for each platform named."""
     common = ["download", "--quiet", "--dest", str(wheels), "--find-links", str(wheels), "-r", str(requirements)]
-    pip(*common, *build, "wheel", "pip")
+    pip(*common, *extra)
     for platform in platforms:
         for version in pythons or [f"{sys.version_info.major}.{sys.version_info.minor}"]:
             pip(*common, "--only-binary=:all:", "--platform", platform, "--python-version", version,
@@ -74,10 +81,16 @@ def build_site(root: Path, out: Path, *, lab_solutions: bool | None = None) -> N
     from mkdocs.commands.build import build
     from mkdocs.config import load_config
 
-    config = load_config(str(root / "mkdocs.yml"), site_dir=str(out), use_directory_urls=False, strict=True)
-    if lab_solutions is not None:
-        config["extra"]["lab_solutions"] = lab_solutions
-    build(config)
+    here = os.getcwd()
+    os.chdir(root)  # the snippets the pages include are read from the course folder
+    try:
+        config = load_config(str(root / "mkdocs.yml"), site_dir=str(Path(here, out)), use_directory_urls=False,
+                             strict=True)
+        if lab_solutions is not None:
+            config["extra"]["lab_solutions"] = lab_solutions
+        build(config)
+    finally:
+        os.chdir(here)
 
 
 def copy_course(root: Path, target: Path, skip: Path | None = None) -> None:
