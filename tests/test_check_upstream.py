@@ -202,6 +202,13 @@ def test_an_unusable_checkout_is_one_line_and_exit_2(kubernetes, tmp_path, args,
     assert message in result.stderr and len(result.stderr.splitlines()) == 1
 
 
+def test_no_checkout_named_says_how_to_make_one():
+    result = check("--kubernetes", "", "--tag", TAG)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == ("check-upstream: name a kubernetes checkout: KUBERNETES=path (make one with: "
+                             f"git clone --depth 1 --branch {TAG} https://github.com/kubernetes/kubernetes)\n")
+
+
 def test_make_check_upstream_runs_it(kubernetes):
     """The command step 2 of the teaching page gives."""
     result = subprocess.run(["make", "--no-print-directory", "check-upstream", f"KUBERNETES={kubernetes}", f"TAG={TAG}"],

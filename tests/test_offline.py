@@ -5,7 +5,7 @@ The folder here is made from a smaller requirement list than the course's, the p
 and two minutes of installing. The mechanism is the one `make offline` uses on the full list (same
 tool, same wheelhouse with the build tools, same commands from the folder's INSTALL.md); what the
 smaller list leaves out is JupyterLab, so the lab runs as a script, with its solutions, instead of
-in a notebook. Windows wheels are fetched as a room with Windows laptops would need them.
+in a notebook. Wheels for other platforms (a room of Windows or macOS laptops) are proven on one package.
 """
 
 from __future__ import annotations
