@@ -91,6 +91,7 @@ def test_the_folder_holds_wheels_build_tools_site_course_and_its_install_page(ki
         assert any(name.startswith(f"{tool}-") for name in wheels), tool
     assert (kit / "requirements.txt").read_text() == "mini-kubelet==0.1.0\n"
     assert (kit / "course" / "labs" / f"{LAB}.ipynb").exists() and (kit / "course" / "examples").is_dir()
+    assert not (kit / "course" / "build").exists() and not list((kit / "course").glob("*.egg-info"))
     assert (kit / "site" / "index.html").exists()
     for heading in ("Linux and macOS", "Windows (PowerShell or Command Prompt)", "With make (Linux, macOS, or Windows with make installed)"):
         assert install_commands(kit, heading)

@@ -125,8 +125,11 @@ def build_folder(out: Path, *, root: Path = ROOT, requirements: Path | None = No
     out.mkdir(parents=True)
     listed = out / "requirements.txt"
     listed.write_text(kit_requirements(requirements or root / "requirements.txt", root), encoding="utf-8")
-    build_wheels(root, listed, out / "wheels", list(platforms), list(pythons))
     copy_course(root, out / "course", skip=out)
+    # The package's wheel is built from the copy, so the course's own folder gains no build/ left-overs.
+    build_wheels(out / "course", listed, out / "wheels", list(platforms), list(pythons))
+    for made in ("build", *(p.name for p in (out / "course").glob("*.egg-info"))):
+        shutil.rmtree(out / "course" / made, ignore_errors=True)
     build_site(root, out / "site", lab_solutions=lab_solutions)
     shutil.copy2(INSTALL_PAGE, out / "INSTALL.md")
     return out
