@@ -40,7 +40,7 @@ test-fast: $(STAMP)  ## The tests that need neither a site build nor a browser
 	$(BIN)/python -m pytest -m "not site"
 
 lab: $(STAMP)  ## JupyterLab on the lab notebooks in labs/
-	$(BIN)/jupyter lab --notebook-dir=labs
+	$(BIN)/jupyter lab --notebook-dir=labs --KernelManager.transport_encryption=auto
 
 labs: $(STAMP)  ## Regenerate the learner notebooks in labs/ from labs/src/
 	$(BIN)/mini-kubelet labs build
