@@ -39,7 +39,7 @@ class MirrorClient:
     """Where mirror pods of static pods are created and deleted (the API server). Upstream: pkg/kubelet/pod mirror_client.go"""
 
     def create_mirror_pod(self, pod: V1Pod) -> None: ...
-    def delete_mirror_pod(self, mirror_pod: V1Pod) -> None: ...
+    def delete_mirror_pod(self, mirror_pod: V1Pod) -> bool: ...  # False if it was gone already (NotFound)
 
 
 class KubeletSyncer:
@@ -85,8 +85,9 @@ class KubeletSyncer:
         if types.is_static_pod(pod) and self.mirror_client is not None:
             deleted = False
             if mirror_pod is not None and mirror_pod.metadata.deletion_timestamp is not None:
-                self.mirror_client.delete_mirror_pod(mirror_pod)  # someone deleted it through the API: replace it
-                deleted = True
+                # someone deleted it through the API: delete it for good (by UID) and make a new one; a mirror pod
+                # already gone (a stale update) is NotFound, and then nothing is created
+                deleted = self.mirror_client.delete_mirror_pod(mirror_pod)
             if mirror_pod is None or deleted:
                 self.mirror_client.create_mirror_pod(pod)
         result = sync_pod(self.runtime, pod, pod_status, self.back_off, self.recorder, liveness=self.liveness,

@@ -64,7 +64,16 @@ def run(args: argparse.Namespace) -> int:
     """
     if args.plot:
         _check_plot_path(args.plot)
-    timeline = sim.run_scenario(args.scenario)
+    from mini_kubelet.sim import lifecycle_replay
+    doc, where, _, _ = lifecycle_replay.read_scenario(args.scenario)
+    if lifecycle_replay.is_lifecycle(doc):
+        return _run_lifecycle(args, doc, where)
+    if str(args.scenario) != api.STDIN:
+        timeline = sim.run_scenario(args.scenario)
+    elif isinstance(doc, dict):
+        timeline = sim.run_scenario(sim.load_scenario(doc, name="stdin"))
+    else:
+        raise api.ManifestError(where, "", f"expected a mapping, got {api.type_name(doc)}")
     print(run_report.render_json(timeline) if args.output == "json" else run_report.render_text(timeline))
     if args.plot:
         try:
@@ -72,5 +81,29 @@ def run(args: argparse.Namespace) -> int:
         except OSError as err:  # the directory changed while the replay ran
             raise api.UsageError(f"--plot: {args.plot}: cannot write ({err.strerror or err})") from None
     if timeline.scenario.expect is not None and sim.check_expect(timeline)[1]:
+        return 1
+    return 0
+
+
+def _run_lifecycle(args: argparse.Namespace, doc, where: str) -> int:
+    """A lifecycle scenario (`replay: lifecycle`): replay it, print the timeline, check its expect block."""
+    from pathlib import Path as _Path
+
+    from mini_kubelet.cmd import run_lifecycle_report
+    from mini_kubelet.sim.lifecycle_expect import check_lifecycle_expect
+    from mini_kubelet.sim.lifecycle_plot import plot_lifecycle
+    from mini_kubelet.sim.lifecycle_replay import run_lifecycle
+    from mini_kubelet.sim.lifecycle_scenario import load_lifecycle_scenario
+
+    stdin = str(args.scenario) == api.STDIN
+    base, name = (_Path("."), "stdin") if stdin else (_Path(args.scenario).parent, _Path(args.scenario).stem)
+    timeline = run_lifecycle(load_lifecycle_scenario(doc, where, base, name))
+    print(run_lifecycle_report.render_json(timeline) if args.output == "json" else run_lifecycle_report.render_text(timeline))
+    if args.plot:
+        try:
+            plot_lifecycle(timeline, args.plot)
+        except OSError as err:
+            raise api.UsageError(f"--plot: {args.plot}: cannot write ({err.strerror or err})") from None
+    if timeline.scenario.expect is not None and check_lifecycle_expect(timeline)[1]:
         return 1
     return 0

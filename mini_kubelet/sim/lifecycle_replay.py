@@ -69,10 +69,15 @@ class APIServer:
         self.pods[mirror.metadata.uid] = mirror
         self.notes.append(f"mirror pod {pod.metadata.name} created in the API (uid {mirror.metadata.uid})")
 
-    def delete_mirror_pod(self, mirror_pod: V1Pod) -> None:
-        """Upstream: pkg/kubelet/pod/mirror_client.go DeleteMirrorPod (with grace period 0)"""
-        if self.pods.pop(mirror_pod.metadata.uid, None) is not None:
-            self.notes.append(f"the kubelet deleted mirror pod {mirror_pod.metadata.name} (uid {mirror_pod.metadata.uid})")
+    def delete_mirror_pod(self, mirror_pod: V1Pod) -> bool:
+        """Delete with grace period 0 and a UID precondition; False if it is gone already.
+
+        Upstream: pkg/kubelet/pod/mirror_client.go basicMirrorClient.DeleteMirrorPod
+        """
+        if self.pods.pop(mirror_pod.metadata.uid, None) is None:
+            return False
+        self.notes.append(f"the kubelet deleted mirror pod {mirror_pod.metadata.name} (uid {mirror_pod.metadata.uid})")
+        return True
 # --8<-- [end:api_server]
 
 

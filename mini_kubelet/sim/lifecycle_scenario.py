@@ -13,7 +13,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Optional
 
-from kubernetes.client import V1Node, V1Pod
+from kubernetes.client import V1Node, V1Pod, V1PodStatus
 
 from .. import api, resource, types
 from ..clock import DEFAULT_START
@@ -169,6 +169,7 @@ def _pod(r: Reader, raw: Any, path: str, node_name: str, duration: int) -> Lifec
         pod.metadata.uid = pod.metadata.uid or pod.metadata.name
         pod.spec.node_name = node_name
     pod.metadata.creation_timestamp = DEFAULT_START + timedelta(seconds=at)
+    pod.status = V1PodStatus(phase="Pending")  # just bound: whatever status the manifest shows is not there yet
     if pod.spec.termination_grace_period_seconds is None:
         pod.spec.termination_grace_period_seconds = 30  # the API server's default
     pod.spec.restart_policy = pod.spec.restart_policy or "Always"
