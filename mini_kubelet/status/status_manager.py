@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Callable, Optional
 
-from kubernetes.client import V1ContainerStateTerminated, V1ContainerState, V1ContainerStatus, V1Pod, V1PodStatus
+from kubernetes.client import (V1ContainerState, V1ContainerStateTerminated, V1ContainerStatus, V1Pod, V1PodCondition,
+                               V1PodStatus)
 
 from .. import types
 from ..clock import Clock
@@ -91,10 +92,18 @@ def merge_pod_status(old: V1PodStatus, new: V1PodStatus, could_have_running_cont
     merged.conditions = conditions
     if old.phase not in TERMINAL_PHASES and new.phase in TERMINAL_PHASES and could_have_running_containers:
         merged.phase, merged.reason, merged.message = old.phase, old.reason, old.message
-    if merged.phase in TERMINAL_PHASES:  # never a terminal phase with Ready=True (issue 108594)
-        for c in merged.conditions:
-            if c.type in ("Ready", "ContainersReady") and c.status == "True":
-                c.status, c.reason = "False", "PodCompleted" if merged.phase == "Succeeded" else "PodFailed"
+    if merged.phase in TERMINAL_PHASES and any(c.type in ("Ready", "ContainersReady") and c.status == "True"
+                                               for c in merged.conditions):  # never terminal with Ready=True (#108594)
+        reason = "PodCompleted" if merged.phase == "Succeeded" else "PodFailed"
+        for condition_type in ("ContainersReady", "Ready"):  # generate...ConditionForTerminalPhase, UpdatePodCondition
+            condition = V1PodCondition(type=condition_type, status="False", reason=reason)
+            at = next((i for i, c in enumerate(merged.conditions) if c.type == condition_type), None)
+            if at is None:
+                merged.conditions.append(condition)
+            else:
+                if merged.conditions[at].status == "False":
+                    condition.last_transition_time = merged.conditions[at].last_transition_time
+                merged.conditions[at] = condition
     return merged
 # --8<-- [end:merge_pod_status]
 
