@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 from kubernetes.client import V1Node, V1Pod, V1PodStatus
 
-from .. import api, resource, types
+from .. import api, resource
 from ..clock import DEFAULT_START
 from ..config.common import try_decode_single_pod
 from .reader import Reader
