@@ -4,8 +4,11 @@ Upstream: pkg/kubelet/kubelet.go (Kubelet.SyncPod, SyncTerminatingPod, SyncTermi
 SyncTerminatedPod) and pkg/kubelet/kubelet_pods.go (Kubelet.killPod)
 Only the steps that decide phases, restarts and termination are kept, in upstream's order: the API status
 is generated, a terminal phase ends the sync, the status manager is told, the mirror pod of a static pod
-is made, then the runtime manager's SyncPod runs with the crash-loop back-off. Volumes, cgroups, secrets,
-image pulls and the network check are not modelled (they always succeed here).
+is made, then the runtime manager's SyncPod runs with the crash-loop back-off. Soft admission (canRunPod),
+volumes, cgroups, secrets, image pulls and the network check are not modelled (they always succeed here).
+A terminal phase sticks because generateAPIPodStatus keeps it, and the status manager refuses a terminated
+container that may not restart coming back (checkContainerStateTransition); v1.27's status manager itself
+has no phase check.
 """
 
 from __future__ import annotations

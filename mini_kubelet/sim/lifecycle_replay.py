@@ -21,7 +21,7 @@ from ..cri import CRIError
 from ..events import WARNING
 from ..kubelet_main import Kubelet
 from .lifecycle_api import APIServer
-from .lifecycle_scenario import LifecycleEvent, LifecycleScenario, load_lifecycle_scenario
+from .lifecycle_scenario import LifecycleEvent, LifecycleScenario, load_lifecycle_scenario, read_scenario
 from .lifecycle_timeline import (ContainerChange, LifecycleTimeline, Restart, WatchLine, back_off_of, container_state,
                                  print_pod)
 from .series import parse_duration
@@ -29,22 +29,6 @@ from .series import parse_duration
 CONTAINER_UNHEALTHY = "Unhealthy"  # pkg/kubelet/events/event.go ContainerUnhealthy
 
 
-
-
-def read_scenario(source: Union[str, Path]) -> tuple[object, str, Path, str]:
-    """The decoded document of a scenario file (or standard input), with its display name, folder and name."""
-    stdin = str(source) == api.STDIN
-    where = api.source_name(source)
-    base, name = (Path("."), "stdin") if stdin else (Path(source).parent, Path(source).stem)
-    docs = api.parse_yaml_documents(api.read_text(source), where)
-    if len(docs) > 1:
-        raise api.ManifestError(where, "", f"a scenario is one YAML document, found {len(docs)}")
-    return (docs[0] if docs else None), where, base, name
-
-
-def is_lifecycle(doc: object) -> bool:
-    """A lifecycle scenario says `replay: lifecycle`; every other scenario is an eviction scenario."""
-    return isinstance(doc, dict) and doc.get("replay") == "lifecycle"
 
 
 # --8<-- [start:run_lifecycle]
@@ -259,4 +243,4 @@ def _object(ref: str, container: str) -> str:
     return f"pod/{name}" + (f" container/{container}" if container else "")
 
 
-__all__ = ["APIServer", "run_lifecycle", "read_scenario", "is_lifecycle"]
+__all__ = ["APIServer", "run_lifecycle"]

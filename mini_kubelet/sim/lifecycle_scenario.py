@@ -11,7 +11,7 @@ import copy
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 from kubernetes.client import V1Node, V1Pod, V1PodStatus
 
@@ -74,6 +74,22 @@ class LifecycleScenario:
     def find_pod(self, name: str) -> Optional[LifecyclePod]:
         """The pod a scenario names: its metadata.name, or a static pod's manifest name."""
         return next((p for p in self.pods if name in (p.pod.metadata.name, p.manifest_name)), None)
+
+
+def read_scenario(source: Union[str, Path]) -> tuple[object, str, Path, str]:
+    """The decoded document of a scenario file (or standard input), with its display name, folder and name."""
+    stdin = str(source) == api.STDIN
+    where = api.source_name(source)
+    base, name = (Path("."), "stdin") if stdin else (Path(source).parent, Path(source).stem)
+    docs = api.parse_yaml_documents(api.read_text(source), where)
+    if len(docs) > 1:
+        raise api.ManifestError(where, "", f"a scenario is one YAML document, found {len(docs)}")
+    return (docs[0] if docs else None), where, base, name
+
+
+def is_lifecycle(doc: object) -> bool:
+    """A lifecycle scenario says `replay: lifecycle`; every other scenario is an eviction scenario."""
+    return isinstance(doc, dict) and doc.get("replay") == "lifecycle"
 
 
 # --8<-- [start:load_lifecycle_scenario]
