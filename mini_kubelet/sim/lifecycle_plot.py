@@ -24,6 +24,7 @@ def plot_lifecycle(timeline: LifecycleTimeline, path: Union[str, Path]) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
+    from matplotlib.ticker import FuncFormatter, MultipleLocator
 
     rows = list(dict.fromkeys((c.pod, c.container, c.init) for c in timeline.containers))
     end = timeline.scenario.duration
@@ -38,12 +39,13 @@ def plot_lifecycle(timeline: LifecycleTimeline, path: Union[str, Path]) -> None:
     ax.set_yticks(range(len(rows)), [f"{p}/{c}" + (" (init)" if i else "") for p, c, i in reversed(rows)])
     ax.set_xlim(0, end)
     ax.set_ylim(-0.7, max(len(rows), 1) - 0.1 + 0.5)
-    ticks = ax.get_xticks()
-    ax.set_xticks(ticks, [format_duration(int(t)) for t in ticks])
-    ax.set_xlim(0, end)
+    step = next((s for s in (5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600) if end / s <= 12), 7200)
+    ax.xaxis.set_major_locator(MultipleLocator(step))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda t, _: format_duration(int(t))))
     ax.set_xlabel("time since the start of the replay")
-    ax.set_title(f"{timeline.scenario.name}: container states (restart counts marked)")
-    ax.legend(handles=[Patch(color=v, label=k) for k, v in COLOURS.items()], loc="upper right", fontsize=8)
+    ax.set_title(f"{timeline.scenario.name}: container states as the Pod status shows them", loc="left")
+    ax.legend(handles=[Patch(color=v, label=k) for k, v in COLOURS.items()], loc="lower right", fontsize=8, ncol=3,
+              bbox_to_anchor=(1, 1.0), frameon=False)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
