@@ -3,7 +3,9 @@ that finds nothing to act on, a Pod that arrives later, and the init-container r
 
 What each must do comes from kuberuntime_manager.go computePodActions (podSandboxChanged: a sandbox that is not
 ready means kill everything and start again with attempt+1, init containers first), prober_manager.go
-UpdatePodStatus (ready from the readiness result) and kubelet_pods.go getPhase.
+UpdatePodStatus (ready from the readiness result) and kubelet_pods.go getPhase. kubectl's columns are
+ported from pkg/printers/internalversion/printers_test.go#TestPrintPod, read at a later revision: its cases agree
+with v1.27's printPod except for a deleted terminal pod, where v1.27 prints Terminating (kept here).
 """
 
 from __future__ import annotations
@@ -64,3 +66,72 @@ def test_a_failed_init_container_fails_a_never_pod(tmp_path):
     assert timeline.final["p"]["phase"] == "Failed"
     assert [w.status for w in timeline.watch][-1] == "Init:Error"
     assert not any(e["container"] == "c" for e in timeline.events)  # the app container never started
+
+
+def _cs(ready=False, restarts=0, state=None):
+    from kubernetes.client import V1ContainerStatus
+    return V1ContainerStatus(name="c", image="x", image_id="", ready=ready, restart_count=restarts, state=state)
+
+
+def _pod(containers, inits=0, deleting=False):
+    from kubernetes.client import V1Container, V1ObjectMeta, V1Pod, V1PodSpec
+    return V1Pod(metadata=V1ObjectMeta(name="p", deletion_timestamp="2024-01-01T00:00:00Z" if deleting else None),
+                 spec=V1PodSpec(containers=[V1Container(name=f"c{i}") for i in range(containers)],
+                                init_containers=[V1Container(name=f"i{i}") for i in range(inits)] or None))
+
+
+def _printer_cases():
+    from kubernetes.client import (V1ContainerState, V1ContainerStateRunning, V1ContainerStateTerminated,
+                                   V1ContainerStateWaiting, V1PodCondition, V1PodStatus)
+    running = V1ContainerState(running=V1ContainerStateRunning())
+    waiting = lambda reason=None: V1ContainerState(waiting=V1ContainerStateWaiting(reason=reason))  # noqa: E731
+    done = lambda reason=None, code=0: V1ContainerState(terminated=V1ContainerStateTerminated(  # noqa: E731
+        reason=reason, exit_code=code))
+    ready = [V1PodCondition(type="Ready", status="True")]
+    return [  # (name, pod, status, (READY, STATUS, RESTARTS))
+        ("test1", _pod(2), V1PodStatus(phase="podPhase", container_statuses=[
+            _cs(True, 3, running), _cs(restarts=3)]), ("1/2", "podPhase", 6)),
+        ("test2", _pod(2), V1PodStatus(phase="podPhase", container_statuses=[
+            _cs(True, 3, running), _cs(restarts=3, state=waiting("ContainerWaitingReason"))]),
+         ("1/2", "ContainerWaitingReason", 6)),
+        ("test3", _pod(2), V1PodStatus(phase="podPhase", container_statuses=[
+            _cs(restarts=3, state=waiting("ContainerWaitingReason")),
+            _cs(restarts=3, state=done("ContainerTerminatedReason"))]), ("0/2", "ContainerWaitingReason", 6)),
+        ("test4", _pod(2), V1PodStatus(phase="podPhase", container_statuses=[
+            _cs(True, 3, running), _cs(True, 3)]), ("1/2", "podPhase", 6)),
+        ("test5", _pod(2), V1PodStatus(phase="podPhase", reason="podReason", container_statuses=[
+            _cs(True, 3, running), _cs(True, 3)]), ("1/2", "podReason", 6)),
+        ("test6 without ready", _pod(2), V1PodStatus(phase="Running", container_statuses=[
+            _cs(True, 3, done("Completed")), _cs(True, 3, running)]), ("1/2", "NotReady", 6)),
+        ("test6 with ready", _pod(2), V1PodStatus(phase="Running", conditions=ready, container_statuses=[
+            _cs(True, 3, done("Completed")), _cs(True, 3, running)]), ("1/2", "Running", 6)),
+        ("test7", _pod(1, 1), V1PodStatus(phase="podPhase", init_container_statuses=[_cs(restarts=3, state=running)],
+                                          container_statuses=[_cs(state=waiting())]), ("0/1", "Init:0/1", 3)),
+        ("test8", _pod(1, 2), V1PodStatus(phase="podPhase", init_container_statuses=[
+            _cs(restarts=3, state=running), _cs(state=waiting())], container_statuses=[_cs(state=waiting())]),
+         ("0/1", "Init:0/2", 3)),
+        ("test9", _pod(1, 2), V1PodStatus(phase="podPhase", init_container_statuses=[
+            _cs(state=done()), _cs(restarts=3, state=running)], container_statuses=[_cs(state=waiting())]),
+         ("0/1", "Init:1/2", 3)),
+        ("test10", _pod(1, 2), V1PodStatus(phase="podPhase", init_container_statuses=[
+            _cs(restarts=2, state=done()), _cs(restarts=3, state=running)], container_statuses=[_cs(state=waiting())]),
+         ("0/1", "Init:1/2", 5)),
+        ("test11", _pod(1, 1), V1PodStatus(phase="Running", init_container_statuses=[_cs(restarts=2, state=done())],
+                                           container_statuses=[_cs(restarts=4, state=running)]), ("0/1", "Running", 4)),
+        ("test16", _pod(1), V1PodStatus(phase="Succeeded", container_statuses=[_cs(state=done("Completed"))]),
+         ("0/1", "Completed", 0)),
+        ("test17", _pod(1), V1PodStatus(phase="Failed", container_statuses=[_cs(state=done("Error", 1))]),
+         ("0/1", "Error", 0)),
+        # v1.27 prints Terminating for any deleted pod; later kubectl prints Completed/Error for a terminal one
+        ("test18 (v1.27)", _pod(1, deleting=True), V1PodStatus(phase="Succeeded", container_statuses=[
+            _cs(state=done("Completed"))]), ("0/1", "Terminating", 0)),
+    ]
+
+
+@pytest.mark.parametrize("case", _printer_cases(), ids=lambda c: c[0])
+def test_print_pod(case):
+    """printers_test.go#TestPrintPod (its READY, STATUS and RESTARTS cells, without the "(10s ago)")."""
+    from mini_kubelet.sim.lifecycle_timeline import print_pod
+
+    _, pod, status, expected = case
+    assert print_pod(pod, status) == expected

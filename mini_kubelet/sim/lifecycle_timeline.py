@@ -19,16 +19,14 @@ from .lifecycle_scenario import LifecycleScenario
 def print_pod(pod: V1Pod, status: Optional[V1PodStatus]) -> tuple[str, str, int]:
     """The READY, STATUS and RESTARTS columns of `kubectl get pods` for the pod and its status.
 
-    Upstream: pkg/printers/internalversion/printers.go printPod (without the sidecar and node-lost cases)
+    Upstream: pkg/printers/internalversion/printers.go printPod (without SchedulingGated, the node-lost
+    Unknown, and the "(5s ago)" after the restart count)
     """
     status = status or V1PodStatus(phase="Pending")
-    containers = status.container_statuses or []
-    restarts = sum(c.restart_count or 0 for c in containers)
-    ready = sum(1 for c in containers if c.ready and c.state is not None and c.state.running is not None)
-    reason = status.reason or status.phase or "Pending"
+    reason = status.reason or status.phase or ""
+    restarts = ready = 0
     initializing = False
-    inits = status.init_container_statuses or []
-    for i, c in enumerate(inits):
+    for i, c in enumerate(status.init_container_statuses or []):
         restarts += c.restart_count or 0
         term, wait = (c.state.terminated, c.state.waiting) if c.state else (None, None)
         if term is not None and term.exit_code == 0:
@@ -42,8 +40,9 @@ def print_pod(pod: V1Pod, status: Optional[V1PodStatus]) -> tuple[str, str, int]
         initializing = True
         break
     if not initializing:
-        has_running = False
-        for c in reversed(containers):
+        restarts, has_running = 0, False
+        for c in reversed(status.container_statuses or []):
+            restarts += c.restart_count or 0
             term, wait = (c.state.terminated, c.state.waiting) if c.state else (None, None)
             if wait is not None and wait.reason:
                 reason = wait.reason
@@ -52,8 +51,8 @@ def print_pod(pod: V1Pod, status: Optional[V1PodStatus]) -> tuple[str, str, int]
             elif term is not None:
                 reason = f"Signal:{term.signal}" if term.signal else f"ExitCode:{term.exit_code}"
             elif c.ready and c.state is not None and c.state.running is not None:
-                has_running = True
-        if reason == "Completed" and has_running:
+                has_running, ready = True, ready + 1
+        if reason == "Completed" and has_running:  # a container still runs: back to Running (or NotReady)
             ready_condition = next((x for x in status.conditions or [] if x.type == "Ready"), None)
             reason = "Running" if ready_condition is not None and ready_condition.status == "True" else "NotReady"
     if pod.metadata.deletion_timestamp is not None:
