@@ -135,3 +135,22 @@ def test_print_pod(case):
 
     _, pod, status, expected = case
     assert print_pod(pod, status) == expected
+
+
+def test_the_file_source_refuses_an_alias_bomb(tmp_path):
+    """config/file.py reads YAML through api.parse_yaml_documents: a manifest that expands past any real one
+    is not read (the kubelet logs it and carries on with the other files)."""
+    from mini_kubelet import api
+    from mini_kubelet.config.file import SourceFile
+
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{c}: &{c} [{', '.join('*' + p for _ in range(10))}]\n" for p, c in zip("abcdefg", "bcdefgh"))
+    (tmp_path / "bomb.yaml").write_text(bomb)
+    (tmp_path / "ok.yaml").write_text(yaml.safe_dump(POD))
+    updates = []
+    source = SourceFile(str(tmp_path), "node-1", updates.append)
+    assert source.list_config() is None
+    assert [p.metadata.name for p in updates[-1].pods] == ["p-node-1"]
+    assert source.log == [f"Could not process manifest file: {tmp_path / 'bomb.yaml'}: more than "
+                          f"{api.MAX_NODES} values once YAML aliases "
+                          "are expanded: not read"]

@@ -59,8 +59,9 @@ def render_text(timeline: LifecycleTimeline) -> str:
             for k in timeline.kills])]
     lines += ["", "events (kubectl describe pod; a repeated event is one line with its count)"]
     lines += ["  " + line for line in _table([["TIME", "TYPE", "REASON", "OBJECT", "MESSAGE"]] + [
-        [d(first) + (f" (x{count}, last {d(last)})" if count > 1 else ""), e["type"], e["reason"], e["object"],
-         e["message"]] for first, last, count, e in aggregate_events(timeline.events)])]
+        [d(first) + (f" (x{count}, last {d(last)})" if count > 1 else ""), e["type"], e["reason"],
+         e["pod"] + (f"/{e['container']}" if e["container"] else ""), e["message"]]
+        for first, last, count, e in aggregate_events(timeline.events)])]
     if timeline.happenings:
         lines += ["", "what happened"]
         lines += ["  " + line for line in _table([[d(h["time"]), h["text"]] for h in timeline.happenings])]
