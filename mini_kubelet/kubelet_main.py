@@ -87,6 +87,23 @@ class Kubelet:
     def step(self) -> None:
         """Everything due at the clock's current instant. Upstream: one pass of syncLoop (with the PLEG)"""
         self.loop.step()
+        self.record_rejections()
+
+    # --8<-- [start:record_rejections]
+    def record_rejections(self) -> None:
+        """What rejectPod writes for each pod admission refused: a Warning event and a Failed status.
+
+        Upstream: pkg/kubelet/kubelet.go Kubelet.rejectPod (the handlers keep the outcome; this writes it once)
+        """
+        for uid, outcome in self.handlers.rejected.items():
+            if self.status_manager.get_pod_status(uid) is not None:
+                continue
+            event_type, reason, message = outcome.event
+            self.recorder.eventf(f"{outcome.pod.metadata.namespace}/{outcome.pod.metadata.name}", event_type, reason,
+                                 message)
+            self.status_manager.set_pod_status(outcome.pod, V1PodStatus(
+                phase=outcome.status_phase, reason=outcome.status_reason, message=outcome.status_message))
+    # --8<-- [end:record_rejections]
 
     def pod_status(self, pod: V1Pod) -> Optional[V1PodStatus]:
         """The status the API would show for the pod after the status manager's write (None before the first sync).

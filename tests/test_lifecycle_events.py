@@ -154,3 +154,18 @@ def test_the_file_source_refuses_an_alias_bomb(tmp_path):
     assert source.log == [f"Could not process manifest file: {tmp_path / 'bomb.yaml'}: more than "
                           f"{api.MAX_NODES} values once YAML aliases "
                           "are expanded: not read"]
+
+
+def test_a_pod_the_node_cannot_fit_is_rejected_and_failed(tmp_path):
+    """kubelet.go HandlePodAdditions → canAdmitPod → rejectPod: a Warning event and phase Failed, never run."""
+    big = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "big"},
+           "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"memory": "64Gi"}}}]}}
+    timeline = replay(tmp_path, [], pods=[{"manifest": big}], duration="10s")
+    # mergePodStatus holds the terminal phase back while the pod could have running containers, which the pod
+    # workers say of every pod until the first housekeeping (SyncKnownPods, at 2 s)
+    assert [(w.time, w.status, w.phase) for w in timeline.watch] == [(0, "Pending", "Pending"),
+                                                                     (2, "OutOfmemory", "Failed")]
+    [event] = timeline.events
+    assert (event["type"], event["reason"]) == ("Warning", "OutOfmemory")
+    assert event["message"].startswith("Node didn't have enough resource: memory")
+    assert timeline.final["big"]["message"].startswith("Pod was rejected: Node didn't have enough resource: memory")
