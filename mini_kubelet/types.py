@@ -6,6 +6,9 @@ Upstream: pkg/kubelet/types/pod_update.go (the predicates) and pkg/apis/scheduli
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from enum import IntEnum
+
 from kubernetes.client import V1Pod
 
 # --8<-- [start:constants]
@@ -67,3 +70,55 @@ def is_node_critical_pod(pod: V1Pod) -> bool:
     class_name = pod.spec.priority_class_name if pod.spec else None
     return is_critical_pod(pod) and class_name == SYSTEM_NODE_CRITICAL
 # --8<-- [end:is_node_critical_pod]
+
+
+# --8<-- [start:pod_update]
+CONFIG_FIRST_SEEN_ANNOTATION_KEY = "kubernetes.io/config.seen"  # when a source first delivered the pod
+CONFIG_HASH_ANNOTATION_KEY = "kubernetes.io/config.hash"  # a static pod's UID, the hash of its manifest
+FILE_SOURCE, HTTP_SOURCE, ALL_SOURCE = "file", "http", "*"  # with API_SERVER_SOURCE above
+
+
+class PodOperation(IntEnum):
+    """What a PodUpdate does to a source's pods: the whole set, or one kind of change.
+
+    Upstream: pkg/kubelet/types/pod_update.go PodOperation
+    """
+
+    SET = 0  # the current pods of a source (the sources send this; PodConfig turns it into the others)
+    ADD = 1  # pods new to the source
+    DELETE = 2  # pods gracefully deleted (a deletionTimestamp appeared)
+    REMOVE = 3  # pods gone from the source
+    UPDATE = 4  # pods whose spec, labels, annotations or deletion fields changed
+    RECONCILE = 5  # pods whose status alone changed
+
+
+SET, ADD, DELETE, REMOVE, UPDATE, RECONCILE = PodOperation
+
+
+@dataclass
+class PodUpdate:
+    """One message on a config channel: an operation on some pods of one source.
+
+    Upstream: pkg/kubelet/types/pod_update.go PodUpdate
+    """
+
+    pods: list[V1Pod]
+    op: PodOperation
+    source: str
+
+
+class SyncPodType(IntEnum):
+    """Why a pod worker is asked to sync a pod.
+
+    Upstream: pkg/kubelet/types/pod_update.go SyncPodType
+    """
+
+    SYNC = 0  # SyncPodSync: make sure the pod is in its desired state
+    UPDATE = 1  # SyncPodUpdate: the pod changed in its source
+    CREATE = 2  # SyncPodCreate: the pod is new
+    KILL = 3  # SyncPodKill: the pod must have no running containers
+
+    def __str__(self) -> str:
+        """Upstream: pkg/kubelet/types/pod_update.go SyncPodType.String"""
+        return self.name.lower()
+# --8<-- [end:pod_update]

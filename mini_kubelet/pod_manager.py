@@ -1,0 +1,72 @@
+"""The pod manager: the kubelet's desired set of pods, and the mirror pods of its static pods.
+
+Upstream: pkg/kubelet/pod/pod_manager.go (basicManager)
+Pods are kept by UID and by full name; a mirror pod (the API server's copy of a static pod) is kept apart
+and found through its static pod's full name. Go returns map values in no order; here, insertion order.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from kubernetes.client import V1Pod
+
+from . import types
+from .config.config import get_pod_full_name
+
+
+class BasicManager:
+    """Pods and mirror pods by UID and full name, with mirror-to-static UID translations.
+
+    Upstream: pkg/kubelet/pod/pod_manager.go basicManager
+    """
+
+    def __init__(self):
+        self.pod_by_uid: dict[str, V1Pod] = {}
+        self.pod_by_full_name: dict[str, V1Pod] = {}
+        self.mirror_pod_by_uid: dict[str, V1Pod] = {}
+        self.mirror_pod_by_full_name: dict[str, V1Pod] = {}
+        self.translation_by_uid: dict[str, str] = {}  # mirror pod UID -> static pod UID
+
+    def update_pod(self, pod: V1Pod) -> None:
+        """Add or replace a pod (AddPod is the same). Upstream: basicManager.UpdatePod (updatePodsInternal)"""
+        full_name = get_pod_full_name(pod)
+        if types.is_mirror_pod(pod):
+            self.mirror_pod_by_uid[pod.metadata.uid] = pod
+            self.mirror_pod_by_full_name[full_name] = pod
+            if full_name in self.pod_by_full_name:
+                self.translation_by_uid[pod.metadata.uid] = self.pod_by_full_name[full_name].metadata.uid
+        else:
+            self.pod_by_uid[pod.metadata.uid] = pod
+            self.pod_by_full_name[full_name] = pod
+            if full_name in self.mirror_pod_by_full_name:
+                self.translation_by_uid[self.mirror_pod_by_full_name[full_name].metadata.uid] = pod.metadata.uid
+
+    add_pod = update_pod
+
+    def delete_pod(self, pod: V1Pod) -> None:
+        """Forget a pod or a mirror pod. Upstream: basicManager.DeletePod"""
+        full_name = get_pod_full_name(pod)
+        if types.is_mirror_pod(pod):
+            self.mirror_pod_by_uid.pop(pod.metadata.uid, None)
+            self.mirror_pod_by_full_name.pop(full_name, None)
+            self.translation_by_uid.pop(pod.metadata.uid, None)
+        else:
+            self.pod_by_uid.pop(pod.metadata.uid, None)
+            self.pod_by_full_name.pop(full_name, None)
+
+    def get_pods(self) -> list[V1Pod]:
+        """The desired pods, without mirror pods. Upstream: basicManager.GetPods"""
+        return list(self.pod_by_uid.values())
+
+    def get_pod_by_uid(self, uid: str) -> Optional[V1Pod]:
+        """Upstream: basicManager.GetPodByUID"""
+        return self.pod_by_uid.get(uid)
+
+    def get_mirror_pod_by_pod(self, pod: V1Pod) -> Optional[V1Pod]:
+        """The mirror pod of a static pod. Upstream: basicManager.GetMirrorPodByPod"""
+        return self.mirror_pod_by_full_name.get(get_pod_full_name(pod))
+
+    def get_pod_by_mirror_pod(self, mirror_pod: V1Pod) -> Optional[V1Pod]:
+        """The static pod of a mirror pod. Upstream: basicManager.GetPodByMirrorPod"""
+        return self.pod_by_full_name.get(get_pod_full_name(mirror_pod))
