@@ -12,7 +12,8 @@
 # 2. decide whether the kubelet restarts an exited container;
 # 3. compute the `CrashLoopBackOff` delays, and when they start over;
 # 4. decide what one sync does for a Pod with init containers, one at a time as in v1.27;
-# 5. compute the grace period a container stop gets, with its 2-second floor.
+# 5. derive the events the PLEG sends when it compares two listings of the runtime;
+# 6. compute the grace period a container stop gets, with its 2-second floor.
 #
 # **How the exercises work.** Each exercise is a function for you to write, followed by a check
 # cell. The check runs your function on cases whose answers come from the upstream Go code (the
@@ -24,8 +25,8 @@
 # `pkg/kubelet/container/helpers.go` (`ShouldContainerBeRestarted`),
 # `k8s.io/client-go/util/flowcontrol/backoff.go` (`Backoff`) with the kubelet's constants,
 # `pkg/kubelet/kuberuntime/kuberuntime_manager.go` (`computePodActions`, `doBackOff`) and
-# `kuberuntime_container.go` (`findNextInitContainerToRun`, `killContainer`). Chapter 1 of the
-# course links them all.
+# `kuberuntime_container.go` (`findNextInitContainerToRun`, `killContainer`) and
+# `pkg/kubelet/pleg/generic.go` (`generateEvents`). Chapter 1 of the course links them all.
 
 # %%
 from datetime import datetime, timedelta, timezone
@@ -43,6 +44,7 @@ from mini_kubelet.flowcontrol import new_container_back_off
 from mini_kubelet.kubelet_pods import get_phase
 from mini_kubelet.kuberuntime.kuberuntime_manager import compute_pod_actions, sync_pod
 from mini_kubelet.labs import case, check
+from mini_kubelet.pleg import CONTAINER_CHANGED, PLEG_NON_EXISTENT, convert_state, generate_events
 
 # %% [markdown]
 # ## A Pod lands, one sync at a time
@@ -412,7 +414,64 @@ check("Exercise 4: one sync of a Pod with init containers", sync_actions, [
 ])
 
 # %% [markdown]
-# ## Exercise 5: the grace period of a container stop
+# ## Exercise 5: what the PLEG reports
+#
+# Every second the PLEG lists the runtime and compares each container with the previous
+# listing. It sees four states: `running`, `exited`, `unknown` (the runtime's `created` counts
+# as unknown too) and `non-existent` (not in the listing). For each container whose state
+# changed:
+#
+# - now running: `ContainerStarted`;
+# - now exited: `ContainerDied`;
+# - now unknown: `ContainerChanged`, which is generated but **never sent**;
+# - now non-existent: `ContainerRemoved` if it had exited before, otherwise `ContainerDied`
+#   **and** `ContainerRemoved`, in that order.
+#
+# Write `relist_events(before, now)`: `before` and `now` map container IDs to the runtime state
+# of one Pod's containers at two successive relists (`"running"`, `"exited"`, `"unknown"` or
+# `"created"`; an ID missing from a map is not in that listing). Return the events sent, as
+# `(event type, container ID)` tuples, ordered by container ID.
+
+# %%
+def relist_events(before: dict, now: dict) -> list:
+    """The events the generic PLEG sends for one Pod between two listings."""
+    # BEGIN SOLUTION
+    sent = []
+    for cid in sorted(set(before) | set(now)):
+        old = convert_state(before[cid]) if cid in before else PLEG_NON_EXISTENT
+        new = convert_state(now[cid]) if cid in now else PLEG_NON_EXISTENT
+        sent += [(e.type, cid) for e in generate_events("pod", cid, old, new) if e.type != CONTAINER_CHANGED]
+    return sent
+    # END SOLUTION
+
+
+# %%
+R = "TestRelisting"
+first = {"c1": "exited", "c2": "running", "c3": "unknown"}
+check("Exercise 5: what the PLEG reports", relist_events, [
+    case({}, first, expected=[("ContainerDied", "c1"), ("ContainerStarted", "c2")],
+         note=f"{R}: pod 1234, first relist (c3 unknown: not sent)"),
+    case(first, first, expected=[], note=f"{R}: nothing changed, no events"),
+    case(first, {"c2": "exited", "c3": "running"},
+         expected=[("ContainerRemoved", "c1"), ("ContainerDied", "c2"), ("ContainerStarted", "c3")],
+         note=f"{R}: pod 1234, second relist"),
+    case({}, {"c1": "exited"}, expected=[("ContainerDied", "c1")], note=f"{R}: pod 4567, first relist"),
+    case({"c1": "exited"}, {"c4": "running"}, expected=[("ContainerRemoved", "c1"), ("ContainerStarted", "c4")],
+         note=f"{R}: pod 4567, second relist"),
+    case({"c1": "running", "c2": "running", "c3": "exited"}, {"c1": "running"},
+         expected=[("ContainerDied", "c2"), ("ContainerRemoved", "c2"), ("ContainerRemoved", "c3")],
+         note="TestDetectingContainerDeaths: missing containers"),
+    case({"c2": "running"}, {}, expected=[("ContainerDied", "c2"), ("ContainerRemoved", "c2")],
+         note="TestDetectingContainerDeaths: the whole pod is gone"),
+    case({"c1": "running"}, {"c1": "exited"}, expected=[("ContainerDied", "c1")],
+         note="generateEvents: a running container exited"),
+    case({}, {"c1": "created"}, expected=[], note="convertState: created is unknown, not sent"),
+    case({"c1": "created"}, {"c1": "running"}, expected=[("ContainerStarted", "c1")],
+         note="generateEvents: from unknown to running"),
+])
+
+# %% [markdown]
+# ## Exercise 6: the grace period of a container stop
 #
 # `killContainer` stops one container. Its grace period comes from `setTerminationGracePeriod`,
 # then a floor, then the caller's override:
@@ -446,7 +505,7 @@ def container_grace_period(deletion, pod_grace, probe_grace, reason: str, overri
 
 
 # %%
-check("Exercise 5: the grace period of a container stop", container_grace_period, [
+check("Exercise 6: the grace period of a container stop", container_grace_period, [
     case(None, 30, None, "Unknown", None, expected=30, note="the Pod's terminationGracePeriodSeconds"),
     case(5, 30, None, "Unknown", None, expected=5, note="a deletion's grace period wins"),
     case(None, 30, 7, "LivenessProbe", None, expected=7, note="a liveness kill uses the probe's own period"),
@@ -471,8 +530,10 @@ check("Exercise 5: the grace period of a container stop", container_grace_period
 #   they start over once more than 600 s passed since the delay last moved on.
 # - In v1.27 init containers run one per sync, in order; a failed one is retried in place, or
 #   kills the Pod under `Never`; the app containers wait for the last one.
+# - The PLEG reports states, not histories: each relist compares two listings and sends
+#   `ContainerStarted`, `ContainerDied` or `ContainerRemoved`; `ContainerChanged` is never sent.
 # - A container stopped during a sync gets its deletion's, probe's or Pod's grace period, at least
 #   2 s; a Pod being terminated passes its own grace period as an override, which has no floor.
 #
-# `mini_kubelet`'s `kubelet_pods`, `container`, `flowcontrol` and `kuberuntime` modules implement
+# `mini_kubelet`'s `kubelet_pods`, `container`, `flowcontrol`, `kuberuntime` and `pleg` modules implement
 # these rules with the upstream names; chapter 1 reads each of them.
