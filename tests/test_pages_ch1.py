@@ -171,3 +171,23 @@ def test_chapter_0_and_the_home_page_link_to_chapter_1_and_nothing_says_it_is_in
         for line in text.splitlines():
             if "in preparation" in line:
                 assert not re.search(r"[Cc]hapters? 1\b|From bind to Running", line), line
+
+
+def test_the_periods_the_pages_name_are_the_constants():
+    """sync-loop.md and pod-workers.md name the tick, housekeeping and requeue periods that the included code sets."""
+    from mini_kubelet import pod_worker_types as pw
+    from mini_kubelet import sync_loop
+    from mini_kubelet.pleg import GENERIC_PLEG_RELIST_PERIOD, GENERIC_PLEG_RELIST_THRESHOLD
+
+    assert (sync_loop.SYNC_PERIOD, sync_loop.HOUSEKEEPING_PERIOD) == (timedelta(seconds=1), timedelta(seconds=2))
+    assert (GENERIC_PLEG_RELIST_PERIOD, GENERIC_PLEG_RELIST_THRESHOLD) == (timedelta(seconds=1), timedelta(minutes=3))
+    loop = (CHAPTER / "sync-loop.md").read_text()
+    assert "the 1-second sync tick, the 2-second housekeeping tick" in loop and "for three minutes" in loop
+    assert (pw.RESYNC_INTERVAL, pw.BACK_OFF_ON_TRANSIENT_ERROR_PERIOD, pw.BACK_OFF_PERIOD) == (60.0, 1.0, 10.0)
+    assert pw.WORKER_RESYNC_INTERVAL_JITTER_FACTOR == pw.WORKER_BACK_OFF_PERIOD_JITTER_FACTOR == 0.5
+    workers = (CHAPTER / "pod-workers.md").read_text()
+    for row in ("| succeeded | the resync interval (`syncFrequency`, one minute by default), plus up to half of it |",
+                "| failed with \"network is not ready\" | one second, plus up to half |",
+                "| failed otherwise | the back-off period, ten seconds, plus up to half |"):
+        assert row in workers
+    assert "every ten to fifteen seconds" in workers
