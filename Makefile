@@ -3,19 +3,29 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# Install from a folder of wheels, with no network: `make lab WHEELS=path/to/offline/wheels`.
+WHEELS ?=
+PIP_FROM := $(if $(WHEELS),--no-index --find-links $(abspath $(WHEELS)))
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: help serve build test test-fast lab labs bench clean
+.PHONY: help install serve build test test-fast lab labs bench offline check-upstream clean
 
 help:  ## List the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
 
+# pip runs only when something in requirements.txt is missing, so a target needs no network otherwise.
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -r requirements.txt
+	if $(BIN)/python tools/requirements_met.py requirements.txt >/dev/null; then \
+	  echo "$(VENV) has everything in requirements.txt"; \
+	else \
+	  $(BIN)/python -m pip install --quiet $(PIP_FROM) --upgrade pip && \
+	  $(BIN)/python -m pip install --quiet $(PIP_FROM) -r requirements.txt; \
+	fi
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(STAMP)
+
+install: $(STAMP)  ## Create .venv from requirements.txt (every other target does it when needed)
 
 serve: $(STAMP)  ## Serve the course at http://127.0.0.1:8000 (rebuilds what changed)
 	$(BIN)/mkdocs serve --dirty --no-strict --dev-addr 127.0.0.1:8000
@@ -30,7 +40,7 @@ test-fast: $(STAMP)  ## The tests that need neither a site build nor a browser
 	$(BIN)/python -m pytest -m "not site"
 
 lab: $(STAMP)  ## JupyterLab on the lab notebooks in labs/
-	$(BIN)/jupyter lab --notebook-dir=labs
+	$(BIN)/jupyter lab --notebook-dir=labs --KernelManager.transport_encryption=auto
 
 labs: $(STAMP)  ## Regenerate the learner notebooks in labs/ from labs/src/
 	$(BIN)/mini-kubelet labs build
@@ -38,5 +48,12 @@ labs: $(STAMP)  ## Regenerate the learner notebooks in labs/ from labs/src/
 bench: $(STAMP)  ## Time the course's tools on its examples (prints figures)
 	$(BIN)/python benchmarks/bench.py
 
+offline: $(STAMP)  ## One folder for a room with no network: wheels, site, notebooks (OUT=offline)
+	$(BIN)/python tools/offline.py --out $(or $(OUT),offline) $(if $(SOLUTIONS),--solutions $(SOLUTIONS)) \
+	  $(if $(PLATFORMS),--platform $(PLATFORMS)) $(if $(PYTHON_VERSIONS),--python-version $(PYTHON_VERSIONS))
+
+check-upstream: $(STAMP)  ## Check every upstream reference against a kubernetes checkout (KUBERNETES=path TAG=tag)
+	$(BIN)/python tools/check_upstream.py --kubernetes "$(KUBERNETES)" $(if $(TAG),--tag $(TAG))
+
 clean:  ## Remove the built site and caches (keeps .venv)
-	rm -rf site .pytest_cache .hypothesis
+	rm -rf site offline .pytest_cache .hypothesis

@@ -12,10 +12,12 @@
   and `{{ repo_dir }}` the folder a clone of it makes.
 - Each lab source `labs/src/NN-name.py` becomes the page `labs/NN-name/` (executed by
   mkdocs-jupyter), and the learner notebook `labs/NN-name.ipynb` is published for download.
+  With `extra.lab_solutions: false` (the learner edition) the page shows that notebook instead.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -29,6 +31,7 @@ from pathlib import Path
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import CombinedEvent, event_priority
 from mkdocs.structure.files import File
+from mkdocs.utils import get_relative_url
 
 from mini_kubelet.labs import notebooks
 
@@ -171,7 +174,10 @@ def _prepare(files, config):
         if file.src_uri.endswith(".md"):
             _outside_code(file.content_string, collect)
     sources = sorted((root / "labs" / "src").glob("*.py"))
-    pages = {s: notebooks.solutions_path(s, cache / "lab-pages", digest) for s in sources}
+    if lab_solutions(config):
+        pages = {s: notebooks.solutions_path(s, cache / "lab-pages", digest) for s in sources}
+    else:  # the learner edition: written here, nothing to run
+        pages = learner_pages(sources, cache / "learner" / "lab-pages")
     saved = cache / "commands" / f"{digest[:16]}.json"
     outputs = _BUILD["outputs"]
     if not outputs and saved.exists():
@@ -197,9 +203,9 @@ def _prepare(files, config):
         files.append(File.generated(config, f"{PLOTS}/{target.name}", abs_src_path=str(target)))
     for source, page in pages.items():
         files.append(File.generated(config, f"labs/{source.name}", abs_src_path=str(page)))
-        notebook = source.parent.parent / f"{source.stem}.ipynb"
-        if notebook.exists():
-            files.append(File.generated(config, f"labs/{notebook.name}", abs_src_path=str(notebook)))
+        # Generated afresh for the download, never the copy in labs/ that a learner may have edited.
+        notebook = notebooks.render(notebooks.learner_notebook(source))
+        files.append(File.generated(config, f"labs/{source.stem}.ipynb", content=notebook))
     return files
 
 
@@ -230,17 +236,64 @@ def _lab_name(page) -> str | None:
     return uri.split("/", 1)[1] if uri.startswith("labs/") and uri.endswith(".py") else None
 
 
+def lab_solutions(config) -> bool:
+    """Whether the site shows the labs with their solutions (`extra.lab_solutions`, true unless set false)."""
+    return config["extra"].get("lab_solutions", True) is not False
+
+
+def learner_pages(sources: list[Path], folder: Path) -> dict[Path, Path]:
+    """The learner edition's lab pages: each lab's exercise notebook, unexecuted, written into `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    pages = {}
+    for source in sources:
+        text = notebooks.render(notebooks.learner_notebook(source))
+        pages[source] = page = folder / f"{source.stem}.{hashlib.sha256(text.encode()).hexdigest()[:16]}.ipynb"
+        if not page.exists():
+            for stale in folder.glob(f"{source.stem}.*.ipynb"):
+                stale.unlink()
+            page.write_text(text, encoding="utf-8")
+    return pages
+
+
+def lab_links(config, name: str) -> dict[str, str]:
+    """A lab's edit link, and its Codespaces and Binder links when repo_url is on GitHub, from mkdocs.yml.
+
+    The branch is edit_uri's (`edit/BRANCH/docs/`), so a fork that publishes another branch needs no edit here.
+    """
+    repo_url = (config.get("repo_url") or "").rstrip("/")
+    if not repo_url:
+        return {}
+    found = re.match(r"(?:edit|blob)/([^/]+)/", config.get("edit_uri") or "")
+    branch = found.group(1) if found else "main"
+    links = {"edit": f"{repo_url}/edit/{branch}/labs/src/{name}"}
+    github = re.fullmatch(r"https://github\.com/([^/]+/[^/]+?)(?:\.git)?", repo_url)
+    if github:
+        notebook = f"labs%2F{name[:-3]}.ipynb"
+        links["codespaces"] = f"https://codespaces.new/{github.group(1)}/tree/{branch}?quickstart=1"
+        links["binder"] = f"https://mybinder.org/v2/gh/{github.group(1)}/{branch}?labpath={notebook}"
+    return links
+
+
 def on_page_content(html, page, config, files):
     name = _lab_name(page)
     if name is None:
         return html
     stem = name[:-3]
+    notebook = get_relative_url(f"labs/{stem}.ipynb", page.url)
+    setup_page = files.get_file_from_path("setup.md")
+    setup = get_relative_url(setup_page.url, page.url) if setup_page else get_relative_url("", page.url)
+    shown = ("the lab with its solutions, run when the site was built" if lab_solutions(config)
+             else "the lab as you get it: the exercises, without their solutions")
+    links = lab_links(config, name)
+    online = " · ".join(f'<a class="lab-open" href="{links[key]}">{label}</a>' for key, label in
+                        (("codespaces", "Open in Codespaces"), ("binder", "Open in Binder")) if key in links)
     banner = (
         '<div class="admonition tip lab-download"><p class="admonition-title">Run this lab yourself</p>'
-        f'<p>This page shows the lab with its solutions, run when the site was built. '
-        f'<a href="../{stem}.ipynb" download>Download the exercise notebook</a> '
+        f'<p>This page shows {shown}. '
+        f'<a href="{notebook}" download>Download the exercise notebook</a> '
         f'(<code>{stem}.ipynb</code>, solutions left for you), or clone the course and run '
-        '<code>make lab</code>: see <a href="../../setup/">Set up the labs</a>.</p></div>'
+        f'<code>make lab</code>: see <a href="{setup}">Set up the labs</a>.</p>'
+        + (f'<p>Or run it in your browser, nothing to install: {online}</p>' if online else "") + '</div>'
     )
     return banner + html
 
@@ -248,5 +301,5 @@ def on_page_content(html, page, config, files):
 def on_page_context(context, page, config, nav):
     name = _lab_name(page)
     if name is not None and config.get("repo_url"):
-        page.edit_url = f"{config['repo_url'].rstrip('/')}/edit/main/labs/src/{name}"
+        page.edit_url = lab_links(config, name)["edit"]
     return context

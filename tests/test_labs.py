@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
 
 import jupytext
 import nbformat
@@ -27,9 +28,30 @@ def exercises(source) -> list[str]:
 
 
 def run(notebook: nbformat.NotebookNode, allow_errors: bool) -> nbformat.NotebookNode:
-    NotebookClient(notebook, timeout=300, kernel_name="python3", allow_errors=allow_errors,
-                   resources={"metadata": {"path": str(LABS)}}).execute()
+    notebooks.notebook_client(notebook, LABS, allow_errors=allow_errors, timeout=300).execute()
     return notebook
+
+
+def fresh(source) -> nbformat.NotebookNode:
+    """The learner notebook as the generator writes it: never the copy in labs/, which a learner may be editing."""
+    return nbformat.reads(notebooks.render(notebooks.learner_notebook(source)), as_version=4)
+
+
+def committed_text(path) -> str:
+    """The learner notebook as the course ships it, even while a learner edits and runs the copy in labs/.
+
+    The file itself when it is exactly what the generator writes; else git's copy (the index, so a
+    regenerated notebook counts once it is added); else, with no git, the file. In a clean checkout
+    the file and git's copy are one, so the tests prove that the committed notebooks are current.
+    """
+    text = path.read_text(encoding="utf-8")
+    if text == notebooks.render(notebooks.learner_notebook(path.parent / "src" / f"{path.stem}.py")):
+        return text
+    try:
+        shown = subprocess.run(["git", "show", f":./{path.name}"], cwd=path.parent, capture_output=True, text=True)
+    except FileNotFoundError:  # no git: the file is all there is
+        return text
+    return shown.stdout if shown.returncode == 0 else text
 
 
 def check_cells(notebook) -> list:
@@ -44,21 +66,21 @@ def test_there_are_labs_with_at_least_four_exercises_each():
 
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
 def test_learner_notebook_equals_what_the_generator_writes(source):
-    committed = (LABS / f"{source.stem}.ipynb").read_text(encoding="utf-8")
+    committed = committed_text(LABS / f"{source.stem}.ipynb")
     assert committed == notebooks.render(notebooks.learner_notebook(source)), "run `make labs`"
 
 
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
 def test_learner_notebook_has_a_stub_per_exercise_and_no_solution(source):
-    text = (LABS / f"{source.stem}.ipynb").read_text(encoding="utf-8")
+    text = notebooks.render(notebooks.learner_notebook(source))
     for title in exercises(source):
         assert f'raise NotImplementedError(\\"{title}\\")' in text
     assert "BEGIN SOLUTION" not in text and "END SOLUTION" not in text
 
 
-@pytest.mark.parametrize("path", sorted(LABS.glob("*.ipynb")), ids=lambda p: p.stem)
-def test_notebooks_are_committed_without_outputs(path):
-    notebook = nbformat.read(path, as_version=4)
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
+def test_notebooks_are_committed_without_outputs(source):
+    notebook = nbformat.reads(committed_text(LABS / f"{source.stem}.ipynb"), as_version=4)
     for cell in notebook.cells:
         if cell.cell_type == "code":
             assert cell.outputs == [] and cell.execution_count is None
@@ -75,7 +97,7 @@ def test_solutions_pass_every_check(source):
 
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
 def test_every_stub_fails_its_check(source):
-    notebook = run(nbformat.read(LABS / f"{source.stem}.ipynb", as_version=4), allow_errors=True)
+    notebook = run(fresh(source), allow_errors=True)
     cells = check_cells(notebook)
     assert len(cells) == len(exercises(source))
     for title, cell in zip(exercises(source), cells):
@@ -96,38 +118,111 @@ def test_check_passes_and_prints_a_table(capsys):
 
 
 def test_check_stops_at_the_first_wrong_answer_with_input_expected_and_got(capsys):
-    with pytest.raises(LabCheckFailed, match=r"case 2 failed: input 3; expected 6, got 7"):
+    with pytest.raises(LabCheckFailed, match=r"case 2 failed: input 3; expected 6, got 7$"):
         check("Exercise 9: double", lambda x: 2 * x + (x == 3), [case(1, expected=2), case(3, expected=6), case(4, expected=8)])
     out = capsys.readouterr().out
-    assert "FAIL" in out and "  expected: 6\n  got:      7" in out
+    assert "FAIL" in out and "  expected: 6\n  got:      7\n" in out
     assert "4" not in out.split("case 2 failed")[0].splitlines()[-1]
 
 
-def test_check_wants_the_same_type_not_just_an_equal_value():
-    with pytest.raises(LabCheckFailed):
-        check("Exercise 9: millicores", lambda x: 250.0, [case("250m", expected=250)])
+@pytest.mark.parametrize("answer, expected, says", [
+    (250.0, 250, "expected an int, got a float"),
+    (True, 1, "expected an int, got a bool"),
+    ({"cpu": 250.0, "memory": 1}, {"cpu": 250, "memory": 1}, "at ['cpu']: expected an int, got a float"),
+    ([("cpu", 1, 10.0, 10)], [("cpu", 1, 10, 10)], "at [0][2]: expected an int, got a float"),
+    ([["cpu", 1]], [("cpu", 1)], "at [0]: expected a tuple, got a list"),
+    ({"cpu": (1, 2.0)}, {"cpu": (1, 2)}, "at ['cpu'][1]: expected an int, got a float"),
+])
+def test_check_applies_one_type_rule_at_every_depth_and_names_the_types(capsys, answer, expected, says):
+    with pytest.raises(LabCheckFailed, match=re.escape(f"({says})")):
+        check("Exercise 9: types", lambda x: answer, [case("x", expected=expected)])
+    assert f"\n  {says}\n" in capsys.readouterr().out
 
 
-def test_check_reports_an_exception_as_the_answer_and_accepts_expected_errors():
-    with pytest.raises(LabCheckFailed, match=r"got raised KeyError"):
-        check("Exercise 9: lookup", lambda k: {}[k], [case("a", expected=1)])
+def test_check_says_nothing_of_types_when_the_values_differ(capsys):
+    with pytest.raises(LabCheckFailed, match=r"got \{'cpu': 3\.0\}$"):
+        check("Exercise 9: types", lambda x: {"cpu": 3.0}, [case("x", expected={"cpu": 250})])
+    assert "expected an int" not in capsys.readouterr().out
+
+
+def test_check_reports_an_exception_as_the_answer_chained_to_it_and_accepts_expected_errors(capsys):
+    def lookup(key):
+        return {}[key]
+
+    with pytest.raises(LabCheckFailed, match=r"got raised KeyError") as failed:
+        check("Exercise 9: lookup", lookup, [case("a", expected=1)])
+    assert isinstance(failed.value.__cause__, KeyError)  # the learner's own error, with its traceback
+    out = capsys.readouterr().out
+    assert re.search(r"^  raised in lookup, .*test_labs\.py, line \d+; its traceback is below$", out, re.M)
     check("Exercise 9: parse", int, [case("x", expected=Raises(ValueError)), case("3", expected=3)])
 
 
-def test_check_says_not_done_yet_for_a_stub():
+def test_check_says_not_done_yet_for_a_stub_naming_the_exercise_once(capsys):
     def stub(x):
         raise NotImplementedError("Exercise 9: double")
 
-    with pytest.raises(LabCheckFailed, match=r"^Exercise 9: double: not done yet"):
+    with pytest.raises(LabCheckFailed) as failed:
         check("Exercise 9: double", stub, [case(1, expected=2)])
+    message = str(failed.value) + capsys.readouterr().out
+    assert message.startswith("Exercise 9: double: not done yet.") and message.count("Exercise 9") == 1
+
+
+def test_check_names_the_earlier_exercise_a_function_still_needs():
+    def needs_exercise_1(x):
+        raise NotImplementedError("Exercise 1: CPU in millicores")
+
+    with pytest.raises(LabCheckFailed, match=r"^Exercise 2: memory: not done yet \(it needs Exercise 1: CPU in millicores first\)"):
+        check("Exercise 2: memory", needs_exercise_1, [case(1, expected=2)])
+
+
+def test_a_learner_function_that_raises_shows_its_cell_and_line_in_the_notebook():
+    learner = "def double(x):\n    half = x / 2\n    return x + undefined_name\n"
+    notebook = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("from mini_kubelet.labs import case, check"),
+        nbformat.v4.new_code_cell(learner),
+        nbformat.v4.new_code_cell('check("Exercise 9: double", double, [case(1, expected=2)])'),
+    ])
+    cell = run(notebook, allow_errors=True).cells[2]
+    printed = "".join(o.get("text", "") for o in cell.outputs)
+    assert "  raised in double, Cell In[2], line 3; its traceback is below" in printed
+    error = next(o for o in cell.outputs if o.output_type == "error")
+    assert error.ename == "LabCheckFailed"
+    shown = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(error.traceback))
+    assert "NameError" in shown and "Cell In[2], line 3" in shown and "undefined_name" in shown
+    assert "in _call" not in shown  # the check's own call of the function is hidden
+
+
+def test_kernels_the_course_starts_print_no_warning_about_tcp_without_encryption(capfd):
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print('ran')")])
+    NotebookClient(notebook, timeout=120, kernel_name="python3").execute()  # a kernel as nbclient starts it
+    assert "without encryption" in capfd.readouterr().err  # what learners saw on every run
+    notebooks.notebook_client(notebook, LABS, timeout=120).execute()
+    assert "without encryption" not in capfd.readouterr().err
+    assert notebook.cells[0].outputs[0].text == "ran\n"
 
 
 # --- the generator protects learners' work -----------------------------------------------------
 
 @pytest.fixture
-def lab_copy(tmp_path):
-    shutil.copytree(LABS, tmp_path / "labs", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+def lab_copy(tmp_path, monkeypatch):
+    """A fresh copy of the labs (sources, and notebooks as generated), and a backup folder outside it."""
+    shutil.copytree(LABS / "src", tmp_path / "labs" / "src")
+    for source in SOURCES:
+        (tmp_path / "labs" / f"{source.stem}.ipynb").write_text(notebooks.render(notebooks.learner_notebook(source)))
+    monkeypatch.setenv("LAB_BACKUP_DIR", str(tmp_path / "backups"))
     return tmp_path / "labs"
+
+
+def learner_edits(path, run_it=True):
+    """What a learner does in JupyterLab: write code in a cell, run it (outputs, counts), save."""
+    notebook = nbformat.read(path, as_version=4)
+    notebook.cells[3].source += "\n# my own work"
+    if run_it:
+        for number, cell in enumerate(c for c in notebook.cells if c.cell_type == "code"):
+            cell.execution_count = number + 1
+            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="out\n")]
+    nbformat.write(notebook, path)
+    return path.read_bytes()
 
 
 def test_build_is_a_no_op_when_up_to_date(lab_copy):
@@ -137,22 +232,51 @@ def test_build_is_a_no_op_when_up_to_date(lab_copy):
     assert {p.name: p.read_bytes() for p in lab_copy.glob("*.ipynb")} == before
 
 
-def test_build_refuses_to_overwrite_an_edited_notebook(lab_copy, capsys):
+def test_build_keeps_an_edited_notebook_whose_lab_has_not_changed_and_says_how_to_start_afresh(lab_copy, capsys):
     target = lab_copy / f"{SOURCES[0].stem}.ipynb"
-    notebook = nbformat.read(target, as_version=4)
-    notebook.cells[3].source += "\n# my own work"
-    nbformat.write(notebook, target)
-    edited = target.read_bytes()
-    source = lab_copy / "src" / SOURCES[0].name
-    source.write_text(source.read_text() + "\n# %%\nprint('a new cell')\n")
-
-    assert main(["labs", "build", "--labs-dir", str(lab_copy)]) == 2
-    assert "edited since it was generated; not overwritten" in capsys.readouterr().err
+    edited = learner_edits(target)
+    assert main(["labs", "build", "--labs-dir", str(lab_copy)]) == 0
+    out = capsys.readouterr().out
+    assert f"kept {target}: you have edited it, and its lab has not changed since" in out
+    assert "For a fresh copy of a notebook, move yours out of the course folder" in out and "labs build --force" in out
     assert target.read_bytes() == edited
+    assert main(["labs", "build", "--labs-dir", str(lab_copy), "--check"]) == 0  # nothing is out of date
+
+
+def test_build_runs_past_an_edited_notebook_and_never_overwrites_it_without_force(lab_copy, capsys):
+    first, second = (lab_copy / f"{s.stem}.ipynb" for s in SOURCES[:2])
+    edited = learner_edits(first)
+    for source in SOURCES[:2]:
+        copy = lab_copy / "src" / source.name
+        copy.write_text(copy.read_text() + "\n# %%\nprint('a new cell')\n")
+
+    assert main(["labs", "build", "--labs-dir", str(lab_copy)]) == 1
+    out = capsys.readouterr().out
+    assert f"not updated {first}: its lab has changed, but you have edited your copy" in out
+    assert first.read_bytes() == edited
+    assert "print('a new cell')" in second.read_text()  # the next notebook was still brought up to date
 
     assert main(["labs", "build", "--labs-dir", str(lab_copy), "--force"]) == 0
-    assert (lab_copy / f"{SOURCES[0].stem}.edited-1.ipynb").read_bytes() == edited
-    assert "print('a new cell')" in target.read_text()
+    backup = lab_copy.parent / "backups" / f"{first.stem}.edited-1.ipynb"
+    assert backup.read_bytes() == edited
+    assert f"kept your edited {first.name} as {backup}" in capsys.readouterr().out
+    assert "print('a new cell')" in first.read_text()
+    assert not list(lab_copy.glob("*.edited-*"))
+
+
+def test_a_notebook_only_run_keeps_its_outputs_until_its_lab_changes(lab_copy):
+    target = lab_copy / f"{SOURCES[0].stem}.ipynb"
+    notebook = nbformat.read(target, as_version=4)
+    notebook.cells[1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="out\n")]
+    nbformat.write(notebook, target)
+    ran = target.read_bytes()
+    assert notebooks.build_all(lab_copy) == 0 and notebooks.build_all(lab_copy, check=True) == 0
+    assert target.read_bytes() == ran
+    source = lab_copy / "src" / SOURCES[0].name
+    source.write_text(source.read_text() + "\n# %%\nprint('a new cell')\n")
+    assert notebooks.build_all(lab_copy) == 0  # nothing of the learner's to keep: brought up to date
+    assert target.read_text() == notebooks.render(notebooks.learner_notebook(source))
+    assert not list(lab_copy.parent.glob("backups/*"))
 
 
 def test_build_updates_an_unedited_notebook_and_check_reports_it(lab_copy):
@@ -161,7 +285,43 @@ def test_build_updates_an_unedited_notebook_and_check_reports_it(lab_copy):
     assert main(["labs", "build", "--labs-dir", str(lab_copy), "--check"]) == 1
     assert main(["labs", "build", "--labs-dir", str(lab_copy)]) == 0
     assert "print('a new cell')" in (lab_copy / f"{SOURCES[0].stem}.ipynb").read_text()
-    assert not list(lab_copy.glob("*.edited-*.ipynb"))
+    assert not list(lab_copy.parent.glob("backups/*"))
+
+
+def test_backups_are_kept_outside_the_course_where_git_clean_cannot_reach_them(tmp_path, monkeypatch):
+    """`git clean -fdx` removes untracked and ignored files alike; the backup is not in the clone at all."""
+    monkeypatch.delenv("LAB_BACKUP_DIR", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    clone = tmp_path / "course"
+    shutil.copytree(LABS / "src", clone / "labs" / "src")
+    notebooks.build_all(clone / "labs")
+    git = {"cwd": clone, "check": True, "capture_output": True}
+    subprocess.run(["git", "init", "-q"], **git)
+    subprocess.run(["git", "add", "."], **git)
+    subprocess.run(["git", "-c", "user.name=learner", "-c", "user.email=learner@example.com", "commit", "-qm", "labs"], **git)
+    target = clone / "labs" / f"{SOURCES[0].stem}.ipynb"
+    edited = learner_edits(target)
+    assert notebooks.build_all(clone / "labs", force=True) == 0
+    subprocess.run(["git", "clean", "-fdxq"], **git)
+    backup = notebooks.backup_dir() / f"{target.stem}.edited-1.ipynb"
+    assert backup.is_relative_to(tmp_path / "data") and backup.read_bytes() == edited
+
+
+def test_a_learners_edited_and_run_notebook_does_not_change_what_the_tests_read(tmp_path):
+    """The tests read git's copy of a notebook the learner has changed, so `make test` passes while they work."""
+    clone = tmp_path / "course"
+    shutil.copytree(LABS / "src", clone / "labs" / "src")
+    notebooks.build_all(clone / "labs")
+    git = {"cwd": clone, "check": True, "capture_output": True}
+    subprocess.run(["git", "init", "-q"], **git)
+    subprocess.run(["git", "add", "."], **git)
+    target = clone / "labs" / f"{SOURCES[0].stem}.ipynb"
+    generated = target.read_text()
+    learner_edits(target)
+    assert committed_text(target) == generated
+    # a notebook that is stale in git is still caught: the test compares git's copy with the generator
+    subprocess.run(["git", "add", "."], **git)
+    assert committed_text(target) != generated
 
 
 @pytest.mark.parametrize("code, problem", [

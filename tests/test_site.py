@@ -86,10 +86,10 @@ def browser():
 
 
 @pytest.fixture
-def page(browser, base_url):
-    """A fresh page that may reach only the site; console errors and outside requests fail the test."""
-    context = browser.new_context()
-    blocked, errors = [], []
+def open_page(browser, base_url):
+    """Open pages that may reach only the site, at a given viewport and colour scheme; console errors and
+    outside requests fail the test."""
+    contexts, blocked, errors = [], [], []
 
     def route(request_route):
         if request_route.request.url.startswith(base_url):
@@ -98,15 +98,27 @@ def page(browser, base_url):
             blocked.append(request_route.request.url)
             request_route.abort()
 
-    context.route("**/*", route)
-    page = context.new_page()
-    page.on("console", lambda message: message.type == "error" and errors.append(message.text))
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.base = base_url
-    yield page
-    context.close()
+    def open_(width: int = 1280, height: int = 800, scheme: str = "light"):
+        context = browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme)
+        contexts.append(context)
+        context.route("**/*", route)
+        page = context.new_page()
+        page.on("console", lambda message: message.type == "error" and errors.append(message.text))
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.base = base_url
+        return page
+
+    yield open_
+    for context in contexts:
+        context.close()
     assert not blocked, f"the page tried to reach the network: {blocked}"
     assert not errors, f"console errors: {errors}"
+
+
+@pytest.fixture
+def page(open_page):
+    """A fresh page at a laptop's width, in the light scheme."""
+    return open_page()
 
 
 def test_home_page_renders(page):
@@ -216,3 +228,132 @@ def test_scenario_plots_are_drawn_at_build_time(page):
     for index in range(figures.count()):
         figures.nth(index).scroll_into_view_if_needed()
         assert figures.nth(index).evaluate("img => img.complete && img.naturalWidth > 600")
+
+
+# --- readable on a phone and in dark mode ------------------------------------------------------------
+
+# What a reader would see as broken, found in the page's layout: the page wider than the screen; an
+# element whose content runs past its box without a scroll bar, or is clipped by it (text cut); and
+# command or notebook output whose lines wrap (a check table broken mid-word).
+LAYOUT_PROBLEMS = """() => {
+  const problems = [];
+  const page = document.documentElement;
+  if (page.scrollWidth > window.innerWidth + 1) problems.push(`the page is ${page.scrollWidth}px wide`);
+  const article = document.querySelector("article");
+  for (const el of article.querySelectorAll("*")) {
+    const style = getComputedStyle(el);
+    if (el instanceof SVGElement || style.display === "inline" || !el.checkVisibility()) continue;
+    if (el.scrollWidth > el.clientWidth + 1 && !["auto", "scroll"].includes(style.overflowX)) {
+      const name = el.tagName.toLowerCase() + (el.className ? "." + String(el.className).trim().split(/\\s+/).join(".") : "");
+      problems.push(`${name} overflows its box (${el.scrollWidth}px in ${el.clientWidth}px, overflow ${style.overflowX}): `
+                    + JSON.stringify(el.textContent.trim().slice(0, 60)));
+    }
+  }
+  for (const pre of article.querySelectorAll("pre")) {
+    if (!pre.checkVisibility() || pre.closest(".mermaid")) continue;
+    const range = document.createRange();
+    range.selectNodeContents(pre);
+    const size = parseFloat(getComputedStyle(pre).fontSize);
+    const tops = [...range.getClientRects()]
+      .filter(r => r.width > 0 && r.height < 1.6 * size)  // pieces of text, not the code block or its copy button
+      .map(r => r.top + r.height / 2).sort((a, b) => a - b);
+    const rows = tops.filter((top, i) => i === 0 || top - tops[i - 1] > size / 2).length;
+    const lines = pre.textContent.replace(/\\n$/, "").split("\\n").length;
+    if (rows > lines) problems.push(`a block of ${lines} lines wraps into ${rows}: ` + JSON.stringify(pre.textContent.slice(0, 60)));
+  }
+  return problems;
+}"""
+
+
+def settle(page):
+    """Wait until the diagrams are drawn (Material replaces each diagram's source once drawn)."""
+    page.wait_for_function("() => !document.querySelector('pre.mermaid')", timeout=15_000)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("width", [390, 1280])
+@pytest.mark.parametrize("path", ["/chapter-3/memory-oom/", "/chapter-2/", "/labs/04-eviction/", "/labs/00-manifests-and-quantities/"])
+def test_pages_fit_a_phone_and_a_laptop_in_both_schemes(open_page, path, width, scheme):
+    page = open_page(width=width, scheme=scheme)
+    page.goto(page.base + path)
+    settle(page)
+    assert page.locator("body").get_attribute("data-md-color-scheme") == ("slate" if scheme == "dark" else "default")
+    assert page.evaluate(LAYOUT_PROBLEMS) == []
+
+
+def test_lab_check_tables_keep_their_lines_and_scroll_on_a_phone(open_page):
+    page = open_page(width=390)
+    page.goto(page.base + "/labs/04-eviction/")
+    table = page.locator(".jp-OutputArea-output pre", has_text="rank Pods under memory pressure: all").first
+    scroll = table.evaluate("pre => [pre.scrollWidth, pre.clientWidth, getComputedStyle(pre).whiteSpace]")
+    assert scroll[0] > scroll[1] and scroll[2] == "pre"  # wider than the phone: it scrolls, whole lines
+    prompt = page.locator(".jp-InputPrompt", has_text="In [").first.evaluate(
+        "p => [p.getBoundingClientRect().width, p.scrollWidth <= p.clientWidth]")
+    assert prompt[0] <= 50 and prompt[1]  # a narrow prompt column (64px elsewhere), its text not cut
+
+
+def test_left_to_right_diagrams_are_drawn_top_to_bottom_at_their_own_size_on_a_phone(open_page):
+    sizes = {}
+    for width in (1280, 390):
+        page = open_page(width=width)
+        page.goto(page.base + "/chapter-3/memory-oom/")
+        settle(page)
+        sizes[width] = page.locator("div.mermaid").first.bounding_box()
+    laptop, phone = sizes[1280], sizes[390]
+    assert laptop["width"] > laptop["height"]  # left to right, where there is room
+    assert phone["height"] > phone["width"] and phone["height"] > 3 * laptop["height"]  # top to bottom, not shrunk
+
+
+def test_scenario_plots_link_their_full_size_image_and_are_not_white_in_dark_mode(open_page):
+    page = open_page(scheme="dark")
+    page.goto(page.base + "/chapter-4/scenarios/")
+    figures = page.locator("figure.scenario-plot")
+    assert figures.count() >= 3
+    for index in range(figures.count()):
+        link = figures.nth(index).locator("a:has(img)")
+        img = link.locator("img")
+        assert link.evaluate("a => a.href") == img.evaluate("img => img.src")
+        assert urlopen(link.evaluate("a => a.href")).read(8) == b"\x89PNG\r\n\x1a\n"
+        assert "invert" in img.evaluate("img => getComputedStyle(img).filter")
+
+
+def test_lab_04_table_of_contents_has_no_empty_entry(page):
+    page.goto(page.base + "/labs/04-eviction/")
+    entries = page.locator("nav.md-nav--secondary a.md-nav__link").evaluate_all(
+        "links => links.map(a => [a.getAttribute('href'), a.textContent.trim()])")
+    assert entries and all(href != "#-" and text.strip("-") for href, text in entries)
+    assert ["#exercise-5-the-victim-and-its-message", "Exercise 5: the victim and its message"] in entries
+
+
+def test_every_next_line_links_the_page_it_names(site):
+    """A page that ends "Next: ..." links where it sends the reader (for a lab: the lab's own page)."""
+    out, _ = site
+    endings = 0
+    for html in out.glob("**/index.html"):
+        text = html.read_text(encoding="utf-8")
+        for paragraph in re.findall(r"<p>(Next: .*?)</p>", text, re.S):
+            endings += 1
+            assert "<a " in paragraph, f"{html.relative_to(out)}: {paragraph}"
+            for href in (h.split("#")[0] for h in re.findall(r'href="([^"]+)"', paragraph)):
+                assert not href or (html.parent / href / "index.html").resolve().exists(), f"{html}: {href}"
+    assert endings >= 20
+    labs = sorted(p.stem for p in (ROOT / "labs" / "src").glob("*.py"))
+    linked = {m for html in out.glob("chapter-*/**/index.html")
+              for m in re.findall(r'<p>Next: the lab, <a href="\.\./\.\./labs/([\w-]+)/"', html.read_text(encoding="utf-8"))}
+    assert set(labs) - {"04-eviction"} <= linked  # chapter 4 ends on its scenarios page, which links Lab 04
+
+
+def test_lab_plots_link_their_full_size_image_and_are_not_white_in_dark_mode(open_page):
+    page = open_page(width=390, scheme="dark")
+    page.goto(page.base + "/labs/03-resource-limits/")
+    plots = page.locator(".jp-RenderedImage a img")
+    assert plots.count() >= 1
+    for index in range(plots.count()):
+        img = plots.nth(index)
+        opened = img.evaluate("""async img => {
+            const response = await fetch(img.closest('a').href);
+            const picture = await createImageBitmap(await response.blob());
+            return [response.headers.get('content-type'), picture.width, img.getBoundingClientRect().width];
+        }""")
+        assert opened[0] == "image/png" and opened[1] > 2 * opened[2]  # the full size, larger than shown
+        assert "invert" in img.evaluate("img => getComputedStyle(img).filter")

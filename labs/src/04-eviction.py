@@ -465,9 +465,9 @@ check("Exercise 4: rank Pods under memory pressure", rank_memory_pressure, [
 #    victim. If there is none, return `None`.
 # 3. Build its **message** (`evictionMessage`), each sentence ending in `". "` (a period and a
 #    space):
-#     - `The node was low on resource: memory. `
-#     - `Threshold quantity: <threshold>, available: <available>. `
-#     - for each container stat of the Pod that names one of its **app** containers and whose
+#     - first `The node was low on resource: memory. `
+#     - then `Threshold quantity: <threshold>, available: <available>. `
+#     - then, for each container stat of the Pod that names one of its **app** containers and whose
 #       working set is **greater than** that container's memory request (none counts as 0):
 #       `Container <name> was using <working set>, request is <request>, has larger consumption of memory. `
 #

@@ -12,7 +12,7 @@ from mini_kubelet.labs import notebooks
 
 
 def run(args: argparse.Namespace) -> int:
-    """Write (or with --check, compare) every learner notebook; a notebook that cannot be written is one line."""
+    """Write (or with --check, compare) every learner notebook; 1 if one is left out of date, 2 for a broken lab source."""
     try:
         return notebooks.build_all(args.labs_dir, force=args.force, check=args.check)
     except notebooks.LabBuildError as err:

@@ -6,14 +6,19 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import json
+import os
 import re
+import shutil
 import sys
 from pathlib import Path
 
 import jupytext
 import nbformat
+import zmq
+from jupyter_client import KernelManager
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
+from traitlets.config import Config
 
 BEGIN, END = "# BEGIN SOLUTION", "# END SOLUTION"
 _EXERCISE_HEADING = re.compile(r"^#+\s*(Exercise (\d+): .+?)\s*$", re.M)
@@ -77,50 +82,100 @@ def render(notebook: nbformat.NotebookNode) -> str:
     return nbformat.writes(notebook) + "\n"
 
 
-def build_all(labs_dir: str | Path = "labs", *, force: bool = False, check: bool = False) -> int:
-    """Write every learner notebook; with check, write nothing and return 1 if any is out of date."""
+def build_all(labs_dir: str | Path = "labs", *, force: bool = False, check: bool = False,
+              backups: Path | None = None) -> int:
+    """Write every learner notebook that is missing or out of date; 1 if one is left out of date, else 0.
+
+    A notebook the learner has edited is never overwritten: when its lab has not changed it is kept as
+    it is, and when the lab has changed it is left out of date and named (a notebook only run keeps its
+    outputs while its lab is unchanged). With force, each edited notebook is first copied into `backups`
+    (backup_dir(), outside the course folder) and then replaced by a fresh copy. With check, nothing is
+    written and every notebook out of date is named.
+    """
     labs = Path(labs_dir)
     sources = sorted((labs / "src").glob("*.py"))
     if not sources:
         raise LabBuildError(f"{labs / 'src'}: no lab sources (*.py) found")
-    stale = 0
-    for source in sources:
-        target = labs / f"{source.stem}.ipynb"
-        text = render(learner_notebook(source))
+    notebooks = [(labs / f"{source.stem}.ipynb", learner_notebook(source)) for source in sources]
+    left, kept = 0, False
+    for target, fresh in notebooks:
+        text = render(fresh)
         current = target.read_text(encoding="utf-8") if target.exists() else None
-        if current == text:
-            continue
+        if current == text or (current is not None and not force and _only_run(current, fresh)):
+            continue  # up to date, or run by the learner: its outputs stay while its lab is unchanged
+        edited = current is not None and _edited(current)
+        lab_unchanged = edited and _started_from(current) == cells_digest(fresh)
         if check:
-            print(f"out of date: {target}")
-            stale += 1
-            continue
-        if current is not None and _edited(target, current):
-            if not force:
-                raise LabBuildError(f"{target}: edited since it was generated; not overwritten "
-                                    "(rename it to keep your work, or use --force to keep a backup)")
-            backup = _free_name(target)
-            target.rename(backup)
-            print(f"kept your edited notebook as {backup}")
-        target.write_text(text, encoding="utf-8")
-        print(f"wrote {target}")
-    return 1 if stale else 0
+            if not lab_unchanged:
+                print(f"out of date: {target}")
+                left += 1
+        elif edited and not force:
+            kept = True
+            if lab_unchanged:
+                print(f"kept {target}: you have edited it, and its lab has not changed since")
+            else:
+                print(f"not updated {target}: its lab has changed, but you have edited your copy")
+                left += 1
+        else:
+            if edited:
+                backup = _free_name(Path(backups or backup_dir()), target)
+                backup.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(target, backup)
+                print(f"kept your edited {target.name} as {backup}")
+            target.write_text(text, encoding="utf-8")
+            print(f"wrote {target}")
+    if kept:
+        print("For a fresh copy of a notebook, move yours out of the course folder and run `make labs` again;\n"
+              "for fresh copies of them all, run `.venv/bin/mini-kubelet labs build --force`, which first copies\n"
+              f"each edited notebook into {backups or backup_dir()}.")
+    return 1 if left else 0
 
 
-def _edited(target: Path, text: str) -> bool:
+def backup_dir() -> Path:
+    """Where `labs build --force` copies the notebooks it replaces: a folder of the user's, outside the course.
+
+    Outside the clone, so that no `git clean` (which deletes untracked and, with -x, ignored files
+    in the clone) and no fresh clone can take the learner's work with it. LAB_BACKUP_DIR overrides it;
+    else $XDG_DATA_HOME (by default ~/.local/share)/inside-the-kubelet/lab-backups.
+    """
+    if os.environ.get("LAB_BACKUP_DIR"):
+        return Path(os.environ["LAB_BACKUP_DIR"]).expanduser()
+    data = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(data) / "inside-the-kubelet" / "lab-backups"
+
+
+def _read(text: str) -> nbformat.NotebookNode | None:
     try:
-        notebook = nbformat.reads(text, as_version=4)
-    except Exception:  # unreadable: treat as the learner's own file
-        return True
-    recorded = notebook.metadata.get(METADATA_KEY, {}).get("generated")
-    return recorded != cells_digest(notebook)
+        return nbformat.reads(text, as_version=4)
+    except Exception:  # unreadable: the learner's own file
+        return None
 
 
-def _free_name(target: Path) -> Path:
-    for number in range(1, 1000):
-        candidate = target.with_name(f"{target.stem}.edited-{number}.ipynb")
+def _started_from(text: str) -> str | None:
+    """The digest recorded when this notebook was generated: which version of its lab it began as."""
+    notebook = _read(text)
+    return None if notebook is None else notebook.metadata.get(METADATA_KEY, {}).get("generated")
+
+
+def _edited(text: str) -> bool:
+    """Whether a learner changed the cells of a notebook (outputs alone are not an edit)."""
+    notebook = _read(text)
+    return notebook is None or _started_from(text) != cells_digest(notebook)
+
+
+def _only_run(text: str, fresh: nbformat.NotebookNode) -> bool:
+    """Whether a notebook is the fresh one run, with outputs, but not edited."""
+    notebook = _read(text)
+    ran = notebook is not None and any(c.get("outputs") or c.get("execution_count") for c in notebook.cells)
+    return ran and not _edited(text) and cells_digest(notebook) == cells_digest(fresh)
+
+
+def _free_name(folder: Path, target: Path) -> Path:
+    for number in range(1, 10_000):
+        candidate = folder / f"{target.stem}.edited-{number}.ipynb"
         if not candidate.exists():
             return candidate
-    raise LabBuildError(f"{target}: too many backups beside it")
+    raise LabBuildError(f"{folder}: too many backups of {target.name}")
 
 
 class LabRunError(Exception):
@@ -160,6 +215,21 @@ def solutions_path(source: Path, cache_dir: Path, digest: str | None = None) -> 
     return Path(cache_dir) / f"{source.stem}.{key}.ipynb"
 
 
+def notebook_client(notebook: nbformat.NotebookNode, path: Path, *, allow_errors: bool = False,
+                    timeout: int = 600) -> NotebookClient:
+    """A client that runs `notebook` in a new python3 kernel started in `path` (the labs folder).
+
+    The kernel's sockets are encrypted with keys the client provisions (CurveZMQ), where pyzmq and
+    jupyter_client support it: then ipykernel has no reason to print its warning that the kernel
+    runs over TCP without encryption, which a learner would otherwise see on every run.
+    """
+    config = Config()
+    if zmq.has("curve") and KernelManager.class_traits().get("transport_encryption") is not None:
+        config.KernelManager.transport_encryption = "auto"
+    return NotebookClient(notebook, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
+                          resources={"metadata": {"path": str(path)}}, config=config)
+
+
 def executed_solutions(source: Path, cache_dir: Path, digest: str | None = None) -> Path:
     """The lab with its solutions, run; reused from cache_dir while the lab and its inputs are unchanged.
 
@@ -170,8 +240,7 @@ def executed_solutions(source: Path, cache_dir: Path, digest: str | None = None)
     if target.exists():
         return target
     notebook = jupytext.read(source, fmt="py:percent")
-    client = NotebookClient(notebook, timeout=600, kernel_name="python3", allow_errors=False,
-                            resources={"metadata": {"path": str(source.parent.parent)}})
+    client = notebook_client(notebook, source.parent.parent)
     try:
         client.execute()
     except CellExecutionError as err:

@@ -1,0 +1,272 @@
+"""The offline folder: made once with the network, then installed, run and read with none.
+
+The folder here is made from a smaller requirement list than the course's, the package itself
+(`-e .`) with what it depends on, so the suite stays quick: the full list is some 170 MB of wheels
+and two minutes of installing. The mechanism is the one `make offline` uses on the full list (same
+tool, same wheelhouse with the build tools, same commands from the folder's INSTALL.md); what the
+smaller list leaves out is JupyterLab, so the lab runs as a script, with its solutions, instead of
+in a notebook. Wheels for other platforms (a room of Windows or macOS laptops) are proven on one package.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+from urllib.request import urlopen
+
+import pytest
+import yaml
+
+from tools.offline import copy_course, download, kit_requirements
+
+from .conftest import ROOT
+from .test_site import CHROMIUM_FLAGS, find_chromium
+
+pytestmark = pytest.mark.teaching
+site = pytest.mark.site  # the tests that build the folder (and with it the site)
+
+LAB = "00-manifests-and-quantities"
+
+
+@pytest.fixture(scope="module")
+def kit(tmp_path_factory) -> Path:
+    """`make offline` with the smaller list and the learner edition (other platforms: the test after)."""
+    work = tmp_path_factory.mktemp("offline")
+    (work / "requirements.txt").write_text("-e .\n")
+    out = work / "offline"
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "offline.py"), "--out", str(out), "--requirements",
+         str(work / "requirements.txt"), "--solutions", "false"],
+        cwd=ROOT, capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Carry the whole folder" in result.stdout
+    return out
+
+
+@site
+def test_wheels_for_the_platforms_of_the_room(tmp_path):
+    """A room of Windows laptops on Python 3.12: their binary wheels beside this machine's (one package, to stay quick)."""
+    (tmp_path / "requirements.txt").write_text("PyYAML>=6.0,<7\n")
+    download(tmp_path / "requirements.txt", tmp_path / "wheels", platforms=["win_amd64", "macosx_11_0_arm64"],
+             pythons=["3.12"])
+    names = sorted(p.name for p in (tmp_path / "wheels").iterdir())
+    assert any(re.fullmatch(r"pyyaml-.*-cp312-cp312-win_amd64\.whl", name, re.I) for name in names), names
+    assert any(re.fullmatch(r"pyyaml-.*-cp312-cp312-macosx_\d+_\d+_arm64\.whl", name, re.I) for name in names), names
+    here = f"cp{sys.version_info.major}{sys.version_info.minor}"
+    assert any(here in name or "none-any" in name or name.endswith(".tar.gz") for name in names), names
+
+
+def offline_env(home: Path) -> dict:
+    """A shell with no index: no pip configuration, no find-links, and every proxy a closed port."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("PIP_", "VIRTUAL_ENV"))}
+    dead = "http://127.0.0.1:9"
+    return {**env, "PIP_CONFIG_FILE": os.devnull, "HOME": str(home), "http_proxy": dead, "https_proxy": dead,
+            "HTTP_PROXY": dead, "HTTPS_PROXY": dead, "no_proxy": "", "NO_PROXY": "",
+            "PATH": f"{Path(sys.base_prefix) / 'bin'}{os.pathsep}{env['PATH']}"}
+
+
+def install_commands(kit: Path, heading: str) -> list[str]:
+    """The console block under a heading of the folder's INSTALL.md, one command a line."""
+    text = (kit / "INSTALL.md").read_text()
+    block = re.search(rf"^### {re.escape(heading)}\n.*?```console\n(.*?)```", text, re.M | re.S)
+    assert block, f"INSTALL.md has no console block under {heading!r}"
+    return block.group(1).strip().splitlines()
+
+
+def sh(command: str, cwd: Path, env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run(command, shell=True, cwd=cwd, env=env, capture_output=True, text=True)
+
+
+@site
+def test_the_folder_holds_wheels_build_tools_site_course_and_its_install_page(kit):
+    assert sorted(p.name for p in kit.iterdir()) == ["INSTALL.md", "course", "requirements.txt", "site", "wheels"]
+    wheels = [p.name for p in (kit / "wheels").iterdir()]
+    for tool in ("setuptools", "wheel", "pip", "mini_kubelet", "kubernetes", "pydantic_core"):
+        assert any(name.startswith(f"{tool}-") for name in wheels), tool
+    assert (kit / "requirements.txt").read_text() == "mini-kubelet==0.1.0\n"
+    assert (kit / "course" / "labs" / f"{LAB}.ipynb").exists() and (kit / "course" / "examples").is_dir()
+    assert not (kit / "course" / "build").exists() and not list((kit / "course").glob("*.egg-info"))
+    assert (kit / "site" / "index.html").exists()
+    for heading in ("Linux and macOS", "Windows (PowerShell or Command Prompt)", "With make (Linux, macOS, or Windows with make installed)"):
+        assert install_commands(kit, heading)
+
+
+@site
+def test_the_install_page_gives_the_same_steps_on_windows(kit):
+    unix = install_commands(kit, "Linux and macOS")
+    windows = install_commands(kit, "Windows (PowerShell or Command Prompt)")
+    assert [line.replace("python3", "py").replace(".venv/bin/", ".venv\\Scripts\\") for line in unix] == windows
+
+
+@site
+def test_learners_install_from_the_folder_with_no_index_and_run_a_lab(kit, tmp_path):
+    env = offline_env(tmp_path)
+    assert sh("python3 -m pip download --retries 0 --timeout 2 --no-deps six -d unused", tmp_path, env).returncode != 0
+    *install, start = install_commands(kit, "Linux and macOS")
+    assert start == ".venv/bin/jupyter lab course/labs"  # not in the smaller list: the lab runs as a script below
+    for command in install:
+        assert "--no-index" in command or "pip" not in command
+        result = sh(command, kit, env)
+        assert result.returncode == 0, f"{command}\n{result.stdout}\n{result.stderr}"
+    labs = kit / "course" / "labs"
+    result = sh(f"{kit}/.venv/bin/python src/{LAB}.py", labs, env)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "Exercise 1: CPU in millicores: all 10 cases passed." in result.stdout
+    assert "Exercise 5" in result.stdout and "not done yet" not in result.stdout
+    shown = sh(f"{kit}/.venv/bin/mini-kubelet show ../examples/pods/web.yaml", labs, env)
+    assert shown.returncode == 0 and "memory    67108864 (64Mi)" in shown.stdout
+
+    # The course's own `pip install -e .` too: its build backend (setuptools) comes from the folder.
+    editable = sh(f"{kit}/.venv/bin/python -m pip install --no-index --find-links wheels --no-deps -e course", kit, env)
+    assert editable.returncode == 0, editable.stderr[-2000:]
+    where = sh(f"{kit}/.venv/bin/python -c 'import mini_kubelet; print(mini_kubelet.__file__)'", tmp_path, env)
+    assert where.stdout.strip() == str(kit / "course" / "mini_kubelet" / "__init__.py")
+
+
+def test_make_reruns_no_pip_when_nothing_needs_installing(tmp_path):
+    """With requirements.txt newer than the stamp and no index, `make install` checks, finds all there, and passes."""
+    env = {**offline_env(tmp_path), "PIP_NO_INDEX": "1"}
+    result = subprocess.run(["make", "--no-print-directory", "-W", "requirements.txt", "install"], cwd=ROOT, env=env,
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert ".venv has everything in requirements.txt" in result.stdout.splitlines()
+
+
+class Links(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.found: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.found += [value for name, value in attrs if name in ("href", "src") and value]
+
+
+@site
+def test_every_link_of_the_site_opens_a_file_from_disk(kit):
+    site = kit / "site"
+    # 404.html is for a web server to send on a missing page; it links from the server's root.
+    pages = sorted(p for p in site.rglob("*.html") if p.name != "404.html")
+    assert len(pages) > 30
+    broken = []
+    for page in pages:
+        parser = Links()
+        parser.feed(page.read_text(encoding="utf-8"))
+        for link in parser.found:
+            parts = urlsplit(link)
+            if parts.scheme or parts.netloc or not parts.path:
+                continue  # outside links, and anchors in the same page
+            target = (page.parent / unquote(parts.path)).resolve()
+            if not target.is_file():
+                broken.append(f"{page.relative_to(site)}: {link}")
+    assert not broken, broken[:20]
+
+
+@site
+def test_the_learner_edition_shows_the_labs_without_their_solutions(kit):
+    html = (kit / "site" / "labs" / f"{LAB}.html").read_text(encoding="utf-8")
+    assert "Exercise 1: CPU in millicores" in html
+    assert "NotImplementedError" in html
+    assert "math.ceil(parse_quantity(quantity) * 1000)" not in html  # the solution
+    assert "all 10 cases passed" not in html  # nothing was run
+    assert "the exercises, without their solutions" in html
+    assert "Open in Codespaces" in html and 'href="https://mybinder.org/v2/gh/' in html  # made from repo_url
+    assert f'href="{LAB}.ipynb" download' in html and (kit / "site" / "labs" / f"{LAB}.ipynb").exists()
+
+
+@site
+def test_the_serve_command_on_the_install_page_serves_the_site(kit):
+    text = (kit / "INSTALL.md").read_text()
+    command = re.search(r"```console\n(python3 -m http\.server .*)\n```", text).group(1)
+    argv = shlex.split(command)
+    assert argv[-1] == "8000"
+    server = subprocess.Popen([sys.executable, "-u", *argv[1:-1], "0"], cwd=kit, stdout=subprocess.PIPE, text=True)
+    try:
+        port = re.search(r"port (\d+)", server.stdout.readline()).group(1)
+        home = urlopen(f"http://127.0.0.1:{port}/index.html").read().decode()
+        assert "Inside the Kubelet" in home
+        assert urlopen(f"http://127.0.0.1:{port}/search/search_index.json").status == 200
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+@site
+def test_the_site_reads_from_disk_in_a_browser(kit):
+    executable = find_chromium()
+    if executable is None:
+        pytest.skip("no Chromium found: install it (Debian: apt-get install chromium) or set CHROMIUM_PATH")
+    from playwright.sync_api import sync_playwright
+
+    blocked, errors = [], []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
+        context = browser.new_context()
+        context.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file://")
+                      else (blocked.append(route.request.url), route.abort()))
+        page = context.new_page()
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto((kit / "site" / "index.html").as_uri())
+        assert page.locator("article h1").inner_text().rstrip("¶") == "Inside the Kubelet"
+        page.locator("nav.md-nav--primary a", has_text="The kubelet at a glance").first.click()
+        page.wait_for_url("**/chapter-0/index.html")
+        assert "kubelet" in page.locator("article h1").inner_text().lower()
+        page.wait_for_function("() => !document.querySelector('pre.mermaid')", timeout=15_000)
+        assert page.locator("div.mermaid").count() >= 1  # the diagrams draw from disk
+        page.goto((kit / "site" / "labs" / f"{LAB}.html").as_uri())
+        assert "Lab 00" in page.locator("h1").first.inner_text()
+        page.locator("a", has_text="Set up the labs").last.click()
+        page.wait_for_url("**/setup.html")
+        browser.close()
+    assert not blocked, f"the site tried to reach the network: {blocked}"
+    # Search is the one part that needs the pages served (its worker cannot load from disk): INSTALL.md says so.
+    assert [e for e in errors if "search/search_index.js" not in e] == []
+
+
+def test_the_folder_lists_the_course_requirements_with_the_package_by_name():
+    text = kit_requirements(ROOT / "requirements.txt", ROOT)
+    assert "-e ." not in text and "mini-kubelet==0.1.0" in text.splitlines()
+    assert [line for line in text.splitlines() if "mkdocs" in line] == [
+        line for line in (ROOT / "requirements.txt").read_text().splitlines() if "mkdocs" in line]
+
+
+def test_a_course_without_git_is_copied_without_what_it_made(tmp_path):
+    course, target = tmp_path / "course", tmp_path / "copy"
+    for name in ("Makefile", "labs/00-x.ipynb", "examples/pods/web.yaml", ".venv/bin/python", "site/index.html",
+                 ".cache/lab-pages/x.ipynb", "mini_kubelet/__pycache__/api.pyc", "offline/wheels/a.whl"):
+        (course / name).parent.mkdir(parents=True, exist_ok=True)
+        (course / name).write_text(name)
+    copy_course(course, target, skip=course / "offline")
+    copied = sorted(p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file())
+    assert copied == ["Makefile", "examples/pods/web.yaml", "labs/00-x.ipynb"]
+
+
+@site
+def test_the_setting_in_mkdocs_yml_alone_makes_the_learner_edition(tmp_path):
+    """`extra.lab_solutions: false`, and nothing else, on a minimal site that uses the course's hook."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "index.md").write_text("# A page\n")
+    (tmp_path / "docs" / "setup.md").write_text("# Set up\n")
+    (tmp_path / "labs" / "src").mkdir(parents=True)
+    (tmp_path / "labs" / "src" / "00-tiny.py").write_text(
+        "# %% [markdown]\n# # A tiny lab\n#\n# ## Exercise 1: double it\n\n"
+        "# %%\ndef double(n):\n    # BEGIN SOLUTION\n    return n * 2\n    # END SOLUTION\n\n"
+        "# %%\nassert double(2) == 4\n")
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text().split("\nnav:")[0].split("\nmarkdown_extensions:")[0])
+    plugins = [p for p in config["plugins"] if p == "search" or (isinstance(p, dict) and "mkdocs-jupyter" in p)]
+    (tmp_path / "mkdocs.yml").write_text(yaml.safe_dump({
+        "site_name": "tiny", "hooks": [str(ROOT / "hooks" / "course.py")], "plugins": plugins,
+        "extra": {**config["extra"], "lab_solutions": False},
+        "nav": [{"Home": "index.md"}, {"Set up": "setup.md"}, {"Lab": "labs/00-tiny.py"}]}))
+    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+                            cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert result.returncode == 0, result.stderr[-3000:]
+    html = (tmp_path / "site" / "labs" / "00-tiny" / "index.html").read_text()
+    assert "NotImplementedError" in html and "Exercise 1: double it" in html
+    assert "n * 2" not in html and "the exercises, without their solutions" in html
+    assert not (tmp_path / ".cache" / "lab-pages").exists()  # nothing was run
