@@ -24,6 +24,7 @@ from mini_kubelet import api, stats
 from mini_kubelet.cmd import admit, explain
 from mini_kubelet.cmd.eviction_rank import rank_pods
 from mini_kubelet.sim import run_scenario
+from mini_kubelet.sim.lifecycle_replay import run_lifecycle
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -55,7 +56,8 @@ def in_process_rows() -> list[tuple[str, str]]:
     running = api.load_manifests(EXAMPLES / "pods" / "admission-running.yaml")
     summary = stats.load_summary(EXAMPLES / "summary" / "memory-pressure.json")
     summary_pods = api.load_manifests(EXAMPLES / "summary" / "memory-pods.yaml")
-    scenarios = sorted(p for p in (EXAMPLES / "scenarios").glob("*.yaml") if not p.name.startswith("invalid-"))
+    scenarios = sorted(p for p in (EXAMPLES / "scenarios").glob("*.yaml") if not p.name.startswith(("invalid-", "lifecycle-")))
+    lifecycles = sorted((EXAMPLES / "scenarios").glob("lifecycle-*.yaml"))
     rows = [
         (f"load the {len(pods)} example Pods", best_of(lambda: [api.load_manifests(p) for p in (EXAMPLES / "pods").glob("*.yaml")])),
         ("explain one Pod (cgroup v2)", best_of(lambda: explain.explain(pods[:1], node), number=20)),
@@ -66,6 +68,9 @@ def in_process_rows() -> list[tuple[str, str]]:
     for path in scenarios:
         timeline = run_scenario(path)
         rows.append((f"replay {path.name} ({len(timeline.steps)} passes)", best_of(lambda p=path: run_scenario(p), repeat=3)))
+    for path in lifecycles:
+        timeline = run_lifecycle(path)
+        rows.append((f"replay {path.name} ({timeline.scenario.duration} one-second passes)", best_of(lambda p=path: run_lifecycle(p), repeat=3)))
     return [(name, f"{ms:.2f} ms") for name, ms in rows]
 
 

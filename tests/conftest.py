@@ -28,3 +28,19 @@ def pytest_runtest_makereport(item, call):
         report.outcome = "failed"
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
         report.longrepr = f"skipped in CI, where every test must run: {reason}"
+
+
+# Tests that share a costly set-up run on one worker when the suite runs in parallel (pytest-xdist,
+# `--dist loadgroup`): the built site and the labs it shows, and the offline folder.
+GROUPS = {"test_site": "site", "test_offline": "offline"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        module = item.module.__name__.rsplit(".", 1)[-1]
+        group = GROUPS.get(module)
+        if module == "test_labs" and item.originalname == "test_solutions_pass_every_check":
+            group = "site"  # it runs the labs the site build then reuses from the cache
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))

@@ -48,3 +48,11 @@ def test_the_digest_covers_every_module_of_the_package(course, monkeypatch):
     package = type(course)(mini_kubelet.__file__).resolve().parent
     modules = {p for p in package.rglob("*.py") if "__pycache__" not in p.parts}
     assert modules and modules <= set(seen)
+
+
+def test_a_lab_run_outside_the_course_folder_finds_the_examples(tmp_path, monkeypatch):
+    """course_path falls back to the course folder the package was installed from (`pip install -e .`)."""
+    from mini_kubelet.labs import course_path
+
+    monkeypatch.chdir(tmp_path)
+    assert course_path("examples/pods/web.yaml") == LABS.parent / "examples" / "pods" / "web.yaml"

@@ -183,9 +183,9 @@ EXPLAINED = {
 }
 
 
-# examples/pods/ is shared: web.yaml is chapter 0's, admission-*.yaml are chapter 2's.
+# examples/pods/ is shared: web.yaml is chapter 0's, admission-*.yaml chapter 2's, lifecycle-*.yaml chapter 1's.
 OTHER_CHAPTERS = {"web.yaml"}
-OTHER_PREFIXES = ("admission-",)
+OTHER_PREFIXES = ("admission-", "lifecycle-")  # lifecycle-*.yaml are chapter 1's
 
 
 def test_every_pod_example_is_explained():

@@ -75,10 +75,22 @@ def parser() -> argparse.ArgumentParser:
     _output(explain)
     explain.set_defaults(command="explain")
 
-    # Chapter 4
-    run = commands.add_parser("run", help="replay a node under pressure (a scenario) on a virtual clock")
+    # Chapter 1
+    watch = commands.add_parser("watch", help="list and watch a cluster's Pods for one node (read-only) and print "
+                                "what this kubelet would do with each")
+    watch.add_argument("--kubeconfig", metavar="FILE", required=True, help="the kubeconfig to read the cluster from")
+    watch.add_argument("--context", metavar="NAME", help="a context of the kubeconfig (default: its current context)")
+    watch.add_argument("--node", metavar="NAME", required=True, help="the node whose Pods to list (spec.nodeName)")
+    watch.add_argument("--once", action="store_true", help="list, print and exit (no watch)")
+    watch.add_argument("--connections", type=int, default=0, metavar="N",
+                       help="stop after N watch connections (default: watch until interrupted)")
+    watch.set_defaults(command="watch")
+
+    # Chapters 1 and 4
+    run = commands.add_parser("run", help="replay a scenario on a virtual clock: a Pod's lifecycle or a node under pressure")
     run.add_argument("scenario", metavar="SCENARIO.yaml", help="a scenario file (see examples/scenarios/; - reads standard input)")
-    run.add_argument("--plot", metavar="OUT.png", help="also draw the signals against their thresholds (PNG or SVG)")
+    run.add_argument("--plot", metavar="OUT.png", help="also draw the signals against their thresholds, or each "
+                     "container's state over time (PNG or SVG)")
     _output(run)
     run.set_defaults(command="run")
     eviction = commands.add_parser("eviction", help="the eviction manager's decisions on real data")

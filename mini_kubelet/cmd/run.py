@@ -1,9 +1,12 @@
 """`mini-kubelet run`: replay a scenario on a virtual clock and print its timeline.
 
 `mini-kubelet run SCENARIO.yaml [--plot out.png] [--output text|json]` replays the scenario (the format
-is described in mini_kubelet/sim/__init__.py) and prints the timeline: the passes where something changed, then a
-summary. If the scenario has an `expect:` block, the outcome is checked against it and the command exits
-1 when it differs. The JSON output is a stable structure, version "mini-kubelet.run/v1":
+is described in mini_kubelet/sim/__init__.py). A lifecycle scenario (`replay: lifecycle`, chapter 1) prints
+what `kubectl get pods -w` and `kubectl describe pod` would show; its JSON, "mini-kubelet.lifecycle/v1", is
+described in mini_kubelet/cmd/run_lifecycle_report.py. A node-under-pressure scenario (chapter 4) prints the
+passes where something changed, then a summary. If the scenario has an `expect:` block, the outcome is checked
+against it and the command exits 1 when it differs. The eviction JSON is a stable structure, version
+"mini-kubelet.run/v1":
 
     {"version": "mini-kubelet.run/v1",
      "scenario": {"name", "source", "description", "duration", "node": {"name", "capacity": {...},
@@ -64,7 +67,16 @@ def run(args: argparse.Namespace) -> int:
     """
     if args.plot:
         _check_plot_path(args.plot)
-    timeline = sim.run_scenario(args.scenario)
+    from mini_kubelet.sim.lifecycle_scenario import is_lifecycle, read_scenario
+    doc, where, base, name = read_scenario(args.scenario)
+    if is_lifecycle(doc):
+        return _run_lifecycle(args, doc, where, base, name)
+    if str(args.scenario) != api.STDIN:
+        timeline = sim.run_scenario(args.scenario)
+    elif isinstance(doc, dict):
+        timeline = sim.run_scenario(sim.load_scenario(doc, name="stdin"))
+    else:
+        raise api.ManifestError(where, "", f"expected a mapping, got {api.type_name(doc)}")
     print(run_report.render_json(timeline) if args.output == "json" else run_report.render_text(timeline))
     if args.plot:
         try:
@@ -72,5 +84,25 @@ def run(args: argparse.Namespace) -> int:
         except OSError as err:  # the directory changed while the replay ran
             raise api.UsageError(f"--plot: {args.plot}: cannot write ({err.strerror or err})") from None
     if timeline.scenario.expect is not None and sim.check_expect(timeline)[1]:
+        return 1
+    return 0
+
+
+def _run_lifecycle(args: argparse.Namespace, doc, where: str, base: Path, name: str) -> int:
+    """A lifecycle scenario (`replay: lifecycle`): replay it, print the timeline, check its expect block."""
+    from mini_kubelet.cmd import run_lifecycle_report
+    from mini_kubelet.sim.lifecycle_expect import check_lifecycle_expect
+    from mini_kubelet.sim.lifecycle_plot import plot_lifecycle
+    from mini_kubelet.sim.lifecycle_replay import run_lifecycle
+    from mini_kubelet.sim.lifecycle_scenario import load_lifecycle_scenario
+
+    timeline = run_lifecycle(load_lifecycle_scenario(doc, where, base, name))
+    print(run_lifecycle_report.render_json(timeline) if args.output == "json" else run_lifecycle_report.render_text(timeline))
+    if args.plot:
+        try:
+            plot_lifecycle(timeline, args.plot)
+        except OSError as err:
+            raise api.UsageError(f"--plot: {args.plot}: cannot write ({err.strerror or err})") from None
+    if timeline.scenario.expect is not None and check_lifecycle_expect(timeline)[1]:
         return 1
     return 0

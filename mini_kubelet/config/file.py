@@ -10,10 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Optional
 
-import yaml
 from kubernetes.client import V1Pod
 
-from .. import types
+from .. import api, types
 from ..errors import ManifestError
 from ..types import SET, PodUpdate
 from .common import MAX_CONFIG_LENGTH, try_decode_single_pod
@@ -127,8 +126,9 @@ class SourceFile:
         if len(data) > MAX_CONFIG_LENGTH:
             raise ManifestError(source, "", f"the file is larger than {MAX_CONFIG_LENGTH} bytes")
         try:
-            doc = yaml.safe_load(data.decode("utf-8"))
-        except (UnicodeDecodeError, yaml.YAMLError):
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
             raise ManifestError(source, "", "couldn't parse as pod, please check config file") from None
-        return try_decode_single_pod(doc, source, self.node_name, is_file=True)
+        docs = api.parse_yaml_documents(text, source)  # bad YAML, or an alias bomb: one line naming the file
+        return try_decode_single_pod(docs[0] if docs else None, source, self.node_name, is_file=True)
 # --8<-- [end:source_file]

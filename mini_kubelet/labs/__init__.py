@@ -198,7 +198,7 @@ def _print_table(rows: list[tuple[str, ...]]) -> None:
 def course_path(relative: str) -> Path:
     """A file of the course (e.g. "examples/pods/web.yaml"), found from wherever the lab runs."""
     here = Path.cwd().resolve()
-    package_root = Path(__file__).resolve().parent.parent  # the course folder, when installed with -e
+    package_root = Path(__file__).resolve().parents[2]  # the course folder, when installed with -e
     for folder in (here, *here.parents, package_root):
         if (folder / relative).exists():
             return folder / relative

@@ -1,12 +1,70 @@
-"""Replay a node under pressure: a scenario file, the eviction manager on a virtual clock, and a timeline.
+"""Replay a scenario on a virtual clock: a Pod's lifecycle (chapter 1) or a node under pressure (chapter 4).
+
+Both kinds are one YAML format, told apart by its first field: `replay: lifecycle` for a lifecycle
+scenario; `replay: eviction`, or no `replay:` at all, for a node under pressure. The fields shared by both
+are `replay`, `description`, `duration`, `node`, `pods` (each from `file:` or an inline `manifest:`),
+`events` (each `{at: TIME, KIND: {...}}`, one kind per event) and `expect`. Each kind has its own event
+kinds and expect keys, and a field or event of the other kind is an error naming the file and the field.
+
+A lifecycle scenario (times are Go durations; the replay steps one second at a time):
+
+    replay: lifecycle
+    description: one paragraph: what happens to these Pods and why it matters
+    duration: 2m                      # how long to replay (default 2m, at most 6h)
+    node: {name: node-1}              # optional: a name, and/or file:/manifest: a Node (default: 4 CPUs, 16Gi)
+    pods:
+      - file: ../pods/lifecycle-web.yaml   # one Pod, relative to this file; or `manifest:` inline
+        source: api                   # api (default): bound by the scheduler, from the API server;
+                                      # file: a static Pod from the kubelet's manifest folder
+        at: 0s                        # when its source first delivers it (default 0s)
+        run:                          # optional: how each instance of a container ends by itself
+          app: {after: 5s, exitCode: 1}        # every instance exits with code 1, 5 s after it starts
+          init-db: {after: 3s, exitCode: 0}    # an init container that succeeds after 3 s
+          worker: {after: 1m, oomKill: true}   # the OOM killer ends it (exit 137, OOMKilled)
+    events:
+      - {at: 30s, exit: {pod: web, container: app, code: 0}}     # the process ends (Completed for 0, else Error)
+      - {at: 30s, crash: {pod: web, container: app, code: 2}}    # a non-zero exit (code defaults to 1)
+      - {at: 30s, oomKill: {pod: web, container: app}}           # exit 137, OOMKilled
+      - {at: 30s, probe: {pod: web, container: app, liveness: failure, output: "HTTP probe failed with statuscode: 500"}}
+                                      # also readiness: or startup:, failure or success (the result after
+                                      # failureThreshold/successThreshold probes; the prober is not replayed)
+      - {at: 30s, delete: {pod: web, gracePeriod: 30}}           # kubectl delete pod (--grace-period); for a
+                                      # static Pod, this deletes its mirror Pod in the API
+      - {at: 30s, sandboxDies: {pod: web}}                       # the pod sandbox is no longer ready
+    expect:                           # optional: the outcome, checked by tests and `mini-kubelet run`
+      pods: [{pod: web, at: 10s, phase: Running, status: Running, ready: 1/1, restarts: 0}]  # kubectl get pods
+      restarts: [{pod: web, container: app, at: 6s, count: 1, backOff: null, exitCode: 1, reason: Error}]
+                                      # every restart, in order; backOff: the CrashLoopBackOff delay waited
+      events: [{pod: web, reason: BackOff, type: Warning}]       # seen in this order (others may come between)
+      kills: [{pod: web, at: 20s, gracePeriod: 30}]              # every killPod, in order; null: no override
+
+`container` defaults to the Pod's first container; `pod` is metadata.name (a static Pod may also be named by
+its manifest's name, without the -NODE suffix). Containers without `run:` run until something happens to them.
+
+How the lifecycle replay maps to the kubelet (mini_kubelet.kubelet_main.Kubelet wires the real modules):
+
+- The API source and the file source send their full lists (SETs) to PodConfig; the sync loop, pod workers,
+  the runtime manager's SyncPod with the crash-loop back-off, the PLEG (relist every 1 s) and the status
+  manager run as in chapter 1. An API Pod arrives bound to the node with status Pending, a UID (its name if
+  none), and terminationGracePeriodSeconds 30 if unset.
+- Each second: Pods due arrive, containers end as `run:` says, the events happen, the kubelet takes one
+  pass; what the status manager writes is stored in the API server (whose watch the kubelet then sees in the
+  same second), and a deleted Pod whose worker has finished is removed from it.
+- Containers stop at once on SIGTERM (exit 143): the grace period the kubelet gives is reported, not waited.
+  Images are present, volumes mount, the network is ready, and no cgroups are made.
+- The timeline's lines are what `kubectl get pods -w` (READY, STATUS and RESTARTS as kubectl prints them),
+  `kubectl describe pod` (events) and `kubectl get pod -o yaml` (the final status) would show.
+
+A node-under-pressure scenario replays the eviction manager:
 
 Upstream: pkg/kubelet/eviction/eviction_manager.go managerImpl.Start (the loop replay.py replays) and
 pkg/kubelet/kubelet.go (evictionMonitoringPeriod = 10 s). The Summary each pass reads is built from the
 scenario, in the shape of k8s.io/kubelet/pkg/apis/stats/v1alpha1/types.go.
 
-A scenario is a YAML file (all times are Go durations such as 90s, 2m, 1h30m; sizes and counts are
-Kubernetes quantities such as 512Mi, 4Gi, 1Mi, 4194304):
+A node-under-pressure scenario is a YAML file (all times are Go durations such as 90s, 2m, 1h30m; sizes
+and counts are Kubernetes quantities such as 512Mi, 4Gi, 1Mi, 4194304):
 
+    replay: eviction                  # optional: the default
     description: one paragraph: what happens on this node and why it matters
     duration: 10m                     # how long to replay (default 10m)
     node:
@@ -86,6 +144,10 @@ The package, in the order a scenario goes through it:
 - summary.py: the running pods and the Summary built from them at each pass (build_summary);
 - timeline.py: what the replay reports (Timeline, Step, Eviction), the ranking keys and why a pod went first;
 - replay.py: run_scenario, the loop; expect.py: check_expect; plot.py: plot_timeline.
+
+and a lifecycle scenario: lifecycle_scenario.py (load_lifecycle_scenario), lifecycle_replay.py (run_lifecycle,
+with the API server's side), lifecycle_timeline.py (what is reported, and kubectl's columns), lifecycle_expect.py
+(check_lifecycle_expect), lifecycle_plot.py (plot_lifecycle).
 """
 
 from __future__ import annotations

@@ -94,7 +94,9 @@ def load_scenario(source: Union[str, Path, dict], *, name: str = "scenario") -> 
     if isinstance(doc, dict) and isinstance(doc.get("kind"), str) and "apiVersion" in doc:
         raise api.ManifestError(where, "kind", f"this is a {doc['kind']} manifest, not a scenario (a scenario has node:, "
                                 "pods: and events:, and takes Pods under pods:; see examples/scenarios/)")
-    doc = r.mapping(doc, "", ("description", "duration", "node", "images", "pods", "events", "expect"))
+    doc = r.mapping(doc, "", ("replay", "description", "duration", "node", "images", "pods", "events", "expect"))
+    if doc.get("replay", "eviction") != "eviction":
+        r.fail("replay", f"expected eviction (the default) or lifecycle, got {doc['replay']!r}")
     node = r.mapping(doc.get("node"), "node", ("name", "capacity", "usage", "kubelet"))
     capacity_raw = r.mapping(node.get("capacity"), "node.capacity", _CAPACITY_KEYS)
     for key in ("memory", "nodefs", "inodes", "maxpid"):

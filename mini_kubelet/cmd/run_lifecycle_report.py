@@ -1,0 +1,120 @@
+"""`mini-kubelet run` on a lifecycle scenario: the timeline as text, or as JSON ("mini-kubelet.lifecycle/v1").
+
+The JSON structure (times are seconds since the start; a back-off is seconds, or null when the restart came at once):
+
+    {"version": "mini-kubelet.lifecycle/v1",
+     "scenario": {"name", "source", "description", "duration", "node",
+                  "pods": [{"name", "namespace", "uid", "source": "api" | "file", "at", "restartPolicy"}]},
+     "watch": [{"time", "pod", "ready", "status", "restarts", "phase"}],      # kubectl get pods -w
+     "containers": [{"time", "pod", "container", "init", "state", "reason", "exitCode", "restartCount"}],
+     "restarts": [{"time", "pod", "container", "count", "exitCode", "reason", "backOff"}],
+     "events": [{"time", "type", "reason", "object", "pod", "container", "message"}],   # kubectl describe pod
+     "kills": [{"time", "pod", "gracePeriod"}],                                # each killPod, its grace period
+     "happenings": [{"time", "text"}],                                         # what the scenario made happen
+     "final": {pod: the last status, as kubectl get pod -o yaml shows it (camelCase)},
+     "expect": null | {"checked": int, "failures": [str]}}
+"""
+
+from __future__ import annotations
+
+import json
+
+from mini_kubelet.sim.lifecycle_expect import check_lifecycle_expect
+from mini_kubelet.sim.lifecycle_timeline import LifecycleTimeline
+from mini_kubelet.sim.series import format_duration as d
+
+VERSION = "mini-kubelet.lifecycle/v1"
+
+
+def _table(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
+
+
+# --8<-- [start:render_text]
+def render_text(timeline: LifecycleTimeline) -> str:
+    """The timeline: kubectl get pods -w lines, then restarts, events and what the scenario did, then a summary."""
+    sc = timeline.scenario
+    pods = ", ".join(f"{p.pod.metadata.name} ({'static, from a file' if p.source == 'file' else 'from the API server'})"
+                     for p in sc.pods)
+    lines = [f"scenario {sc.name}: {d(sc.duration)} on node {sc.node.metadata.name}; pods: {pods}"]
+    if sc.description:
+        lines.append(sc.description)
+    lines += ["", "kubectl get pods -w"]
+    lines += ["  " + line for line in _table([["TIME", "NAME", "READY", "STATUS", "RESTARTS", "PHASE"]] + [
+        [d(w.time), w.pod, w.ready, w.status, str(w.restarts), w.phase] for w in timeline.watch])]
+    if timeline.restarts:
+        lines += ["", "restarts"]
+        rows = [["TIME", "CONTAINER", "COUNT", "LAST EXIT", "BACK-OFF WAITED"]]
+        for r in timeline.restarts:
+            last = f"{r.exit_code} ({r.reason})" if r.exit_code is not None else "-"
+            rows.append([d(r.time), f"{r.pod}/{r.container}", str(r.count), last,
+                         d(r.back_off) if r.back_off is not None else "none (first restart)"])
+        lines += ["  " + line for line in _table(rows)]
+    if timeline.kills:
+        lines += ["", "pods stopped (killPod)"]
+        lines += ["  " + line for line in _table([[d(k["time"]), k["pod"], (
+            f"grace period {k['gracePeriod']}s" if k["gracePeriod"] is not None else
+            "no grace period override: each container gets the pod's terminationGracePeriodSeconds")]
+            for k in timeline.kills])]
+    lines += ["", "events (kubectl describe pod; a repeated event is one line with its count)"]
+    lines += ["  " + line for line in _table([["TIME", "TYPE", "REASON", "OBJECT", "MESSAGE"]] + [
+        [d(first) + (f" (x{count}, last {d(last)})" if count > 1 else ""), e["type"], e["reason"],
+         e["pod"] + (f"/{e['container']}" if e["container"] else ""), e["message"]]
+        for first, last, count, e in aggregate_events(timeline.events)])]
+    if timeline.happenings:
+        lines += ["", "what happened"]
+        lines += ["  " + line for line in _table([[d(h["time"]), h["text"]] for h in timeline.happenings])]
+    lines += [""]
+    for name, status in timeline.final.items():
+        phase = (status or {}).get("phase", "Pending")
+        restarts = sum(c.get("restartCount", 0) for c in (status or {}).get("containerStatuses", []))
+        lines.append(f"{name}: phase {phase} at the end, {restarts} restart{'s' if restarts != 1 else ''}")
+    if sc.expect is not None:
+        checked, failures = check_lifecycle_expect(timeline)
+        lines.append(f"expect: all {checked} checks passed" if not failures else f"expect: {len(failures)} of the checks failed")
+        lines += [f"  - {failure}" for failure in failures]
+    return "\n".join(lines)
+# --8<-- [end:render_text]
+
+
+def aggregate_events(events: list[dict]) -> list[tuple[int, int, int, dict]]:
+    """(first time, last time, count, event) for each distinct event, in order of first appearance.
+
+    Upstream: k8s.io/client-go/tools/record events_cache.go EventCorrelator (an identical event raises the
+    count of the one already recorded, which `kubectl describe` shows as "(x3 over 2m)")
+    """
+    seen: dict[tuple, list] = {}
+    for e in events:
+        key = (e["type"], e["reason"], e["object"], e["message"])
+        if key in seen:
+            seen[key][1], seen[key][2] = e["time"], seen[key][2] + 1
+        else:
+            seen[key] = [e["time"], e["time"], 1, e]
+    return [tuple(v) for v in seen.values()]
+
+
+def render_json(timeline: LifecycleTimeline) -> str:
+    """The timeline as the documented JSON structure."""
+    sc = timeline.scenario
+    checked, failures = check_lifecycle_expect(timeline) if sc.expect is not None else (0, [])
+    doc = {
+        "version": VERSION,
+        "scenario": {"name": sc.name, "source": sc.source, "description": sc.description, "duration": sc.duration,
+                     "node": sc.node.metadata.name,
+                     "pods": [{"name": p.pod.metadata.name, "namespace": p.pod.metadata.namespace, "uid": p.pod.metadata.uid,
+                               "source": p.source, "at": p.at, "restartPolicy": p.pod.spec.restart_policy} for p in sc.pods]},
+        "watch": [{"time": w.time, "pod": w.pod, "ready": w.ready, "status": w.status, "restarts": w.restarts,
+                   "phase": w.phase} for w in timeline.watch],
+        "containers": [{"time": c.time, "pod": c.pod, "container": c.container, "init": c.init, "state": c.state,
+                        "reason": c.reason, "exitCode": c.exit_code, "restartCount": c.restart_count}
+                       for c in timeline.containers],
+        "restarts": [{"time": r.time, "pod": r.pod, "container": r.container, "count": r.count, "exitCode": r.exit_code,
+                      "reason": r.reason, "backOff": r.back_off} for r in timeline.restarts],
+        "events": timeline.events,
+        "kills": timeline.kills,
+        "happenings": timeline.happenings,
+        "final": timeline.final,
+        "expect": None if sc.expect is None else {"checked": checked, "failures": failures},
+    }
+    return json.dumps(doc, indent=2)

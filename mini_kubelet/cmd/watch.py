@@ -1,0 +1,93 @@
+"""`mini-kubelet watch`: list and watch a cluster's Pods for one node, read-only, and say what this kubelet would do.
+
+`mini-kubelet watch --kubeconfig FILE --node NAME [--once] [--connections N]` reads the Node and lists the
+Pods whose spec.nodeName is NAME, as the kubelet's API source does (pkg/kubelet/config/apiserver.go), then
+follows their changes through watch connections (a 410 Gone relists, a dropped connection resumes from the
+last resourceVersion). For each Pod that appears or changes it prints its admission verdict, QoS class and
+what the first sync would do; for a Pod that goes, that the kubelet would stop it. It only ever sends GETs.
+An unreachable cluster, a bad kubeconfig, a refusal (401/403) or a missing Node: one line, exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from mini_kubelet import api
+
+
+def run(args: argparse.Namespace) -> int:
+    """List (and watch) the node's pods and print what this kubelet would do with each.
+
+    Upstream: pkg/kubelet/config/apiserver.go NewSourceApiserver (the list and watch), and kubelet.go's
+    handling of what it delivers
+    """
+    from kubernetes.client import CoreV1Api
+
+    from mini_kubelet.cmd.watch_report import pod_view, render
+    from mini_kubelet.config.apiserver import SourceApiserver, load_client
+
+    if args.connections < 0:
+        raise api.UsageError("--connections: expected 0 (watch until interrupted) or more")
+    client = load_client(args.kubeconfig, args.context)
+    seen: dict[str, tuple[str, object]] = {}  # uid -> (resourceVersion, pod)
+    state = {"node": None}
+
+    def on_set(update) -> None:
+        pods = {p.metadata.uid: p for p in update.pods}
+        lines = []
+        for uid, p in pods.items():
+            before = seen.get(uid)
+            if before is not None and before[0] == p.metadata.resource_version:
+                continue
+            change = "ADDED" if before is None else "MODIFIED"
+            lines.append(render(pod_view(p, state["node"], list(pods.values())), change))
+        for uid, (_, p) in seen.items():
+            if uid not in pods:
+                lines.append(f"DELETED {p.metadata.namespace}/{p.metadata.name}\n  gone from the API: the kubelet "
+                             "removes it (HandlePodRemoves) and its pod worker stops its containers")
+        seen.clear()
+        seen.update({uid: (p.metadata.resource_version, p) for uid, p in pods.items()})
+        if lines:
+            print("\n".join(lines), flush=True)
+
+    source = SourceApiserver(client, args.node, on_set, kubeconfig=args.kubeconfig)
+    state["node"] = _read_node(source, CoreV1Api(client), args.node, args.kubeconfig)
+    print(f"node {args.node}: listing pods with {source.field_selector} (read-only)", flush=True)
+    source.list()
+    if not seen:
+        print(f"no pods are bound to node {args.node}", flush=True)
+    if args.once:
+        return 0
+    try:
+        if args.connections:
+            for _ in range(args.connections):
+                if not source.watch():
+                    source.list()
+        else:
+            while True:
+                if not source.watch():
+                    source.list()
+    except KeyboardInterrupt:
+        print(file=sys.stderr)
+    return 0
+
+
+def _read_node(source, core, name: str, kubeconfig: str):
+    """The Node object, read through the same client (as the kubelet's node lister); one line if it cannot be."""
+    from kubernetes.client.rest import ApiException
+
+    def request():
+        try:
+            return core.read_node(name), None
+        except ApiException as err:  # answered: said here; unreachable: said by the source's _call
+            return None, err
+
+    node, err = source._call(request)
+    if err is None:
+        return node
+    if err.status == 404:
+        raise api.UsageError(f"{kubeconfig}: node {name!r} not found in the cluster")
+    if err.status in (401, 403):
+        raise api.UsageError(f"{kubeconfig}: the API server refused to read node {name!r}: {err.status} {err.reason}")
+    raise api.UsageError(f"{kubeconfig}: the API server answered {err.status} {err.reason}")

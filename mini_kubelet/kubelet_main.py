@@ -1,0 +1,116 @@
+"""One kubelet, wired: pod sources → PodConfig → the sync loop → pod workers → runtime → PLEG → status, on a virtual clock.
+
+Upstream: pkg/kubelet/kubelet.go (NewMainKubelet builds these parts, Kubelet.Run starts them, HandlePodCleanups
+in kubelet_pods.go is housekeeping)
+Each part is its own module; this one only connects them, as NewMainKubelet does. The API server is outside the
+kubelet: `api_pods` is called for its pod list (the API source's SET), and the status manager's writes are
+read back with `pod_statuses`. Time moves only through `run_until`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Optional
+
+from kubernetes.client import V1Node, V1Pod, V1PodStatus
+
+from . import types
+from .clock import Clock
+from .config.config import PodConfig
+from .config.sources import SourcesReady
+from .container_cache import Cache
+from .cri import RuntimeService
+from .events import Recorder
+from .kubelet_handlers import KubeletHandlers
+from .kubelet_sync import KubeletSyncer, MirrorClient
+from .pleg import GenericPLEG
+from .pod_manager import BasicManager
+from .pod_workers import PodWorkers, UpdatePodOptions
+from .status.status_manager import StatusManager
+from .sync_loop import Channels, SyncLoop
+from .types import SET, PodUpdate, SyncPodType
+from .work_queue import BasicWorkQueue
+
+
+# --8<-- [start:kubelet]
+class Kubelet:
+    """The parts NewMainKubelet builds, connected; `run_until` moves the whole node forward in time.
+
+    Upstream: pkg/kubelet/kubelet.go NewMainKubelet and Kubelet.Run
+    """
+
+    def __init__(self, clock: Clock, node: Optional[V1Node], *, mirror_client: Optional[MirrorClient] = None,
+                 sources: tuple[str, ...] = (types.API_SERVER_SOURCE, types.FILE_SOURCE)):
+        self.clock, self.node = clock, node
+        self.runtime = RuntimeService(clock)
+        self.recorder = Recorder(clock)
+        self.pod_cache, self.work_queue, self.pod_manager = Cache(), BasicWorkQueue(clock), BasicManager()
+        self.status_manager = StatusManager(clock, self.pod_manager.get_mirror_pod_by_pod)
+        self.config = PodConfig(clock=clock)
+        self.sources = {source: self.config.channel(source) for source in sources}
+        self.syncer = KubeletSyncer(self.runtime, self.status_manager, clock, self.recorder, mirror_client=mirror_client)
+        self.pod_workers = PodWorkers(self.syncer, self.work_queue, self.pod_cache, clock)
+        self.syncer.is_pod_termination_requested = self.pod_workers.is_pod_termination_requested
+        self.pleg = GenericPLEG(self.runtime.get_pods, clock, get_pod_status=self.runtime.get_pod_status,
+                                cache=self.pod_cache)
+        self.handlers = KubeletHandlers(self.pod_workers, self.pod_manager, SourcesReady(self.config.seen_all_sources),
+                                        clock, work_queue=self.work_queue, pod_cache=self.pod_cache, node=node,
+                                        need_to_reconcile_pod_readiness=lambda pod: False,
+                                        handle_pod_cleanups=self.handle_pod_cleanups)
+        self.loop = SyncLoop(self.handlers, self.handlers, Channels(config=self.config.updates, pleg=self.pleg.watch()),
+                             clock, relist=self.pleg.relist, run_pod_workers=self.pod_workers.run_pending)
+
+    def send(self, source: str, pods: list[V1Pod]) -> None:
+        """A source's full list of pods (a SET), as the file and API sources send it."""
+        self.sources[source](PodUpdate(pods, SET, source))
+
+    # --8<-- [start:handle_pod_cleanups]
+    def handle_pod_cleanups(self) -> Optional[str]:
+        """Housekeeping: forget finished workers no longer desired; kill runtime pods nobody wants; drop old statuses.
+
+        Upstream: pkg/kubelet/kubelet_pods.go Kubelet.HandlePodCleanups (the parts about workers and runtime pods)
+        """
+        desired = self.pod_manager.get_pods()
+        workers = self.pod_workers.sync_known_pods(desired)
+        self.status_manager.remove_orphaned_statuses({p.metadata.uid for p in desired} | set(workers))
+        for running in self.runtime.get_pods():
+            if running.id in workers or not any(c.state == "running" for c in running.containers + running.sandboxes):
+                continue
+            self.pod_workers.update_pod(UpdatePodOptions(update_type=SyncPodType.KILL, running_pod=running))
+        return None
+    # --8<-- [end:handle_pod_cleanups]
+
+    def run_until(self, end: datetime) -> None:
+        """Everything due up to and including end: relists, ticks, messages and the workers they wake."""
+        self.loop.run_until(end)
+
+    def step(self) -> None:
+        """Everything due at the clock's current instant. Upstream: one pass of syncLoop (with the PLEG)"""
+        self.loop.step()
+        self.record_rejections()
+
+    # --8<-- [start:record_rejections]
+    def record_rejections(self) -> None:
+        """What rejectPod writes for each pod admission refused: a Warning event and a Failed status.
+
+        Upstream: pkg/kubelet/kubelet.go Kubelet.rejectPod (the handlers keep the outcome; this writes it once)
+        """
+        for uid, outcome in self.handlers.rejected.items():
+            if self.status_manager.get_pod_status(uid) is not None:
+                continue
+            event_type, reason, message = outcome.event
+            self.recorder.eventf(f"{outcome.pod.metadata.namespace}/{outcome.pod.metadata.name}", event_type, reason,
+                                 message)
+            self.status_manager.set_pod_status(outcome.pod, V1PodStatus(
+                phase=outcome.status_phase, reason=outcome.status_reason, message=outcome.status_message))
+    # --8<-- [end:record_rejections]
+
+    def pod_status(self, pod: V1Pod) -> Optional[V1PodStatus]:
+        """The status the API would show for the pod after the status manager's write (None before the first sync).
+
+        Upstream: pkg/kubelet/status/status_manager.go manager.syncPod
+        """
+        if self.status_manager.get_pod_status(pod.metadata.uid) is None:
+            return None
+        return self.status_manager.api_status(pod, self.pod_workers.could_have_running_containers(pod.metadata.uid))
+# --8<-- [end:kubelet]

@@ -1,0 +1,161 @@
+"""The Kubelet's sync steps for one Pod: SyncPod, SyncTerminatingPod, SyncTerminatedPod (the pod workers call them).
+
+Upstream: pkg/kubelet/kubelet.go (Kubelet.SyncPod, SyncTerminatingPod, SyncTerminatingRuntimePod,
+SyncTerminatedPod) and pkg/kubelet/kubelet_pods.go (Kubelet.killPod)
+Only the steps that decide phases, restarts and termination are kept, in upstream's order: the API status
+is generated, a terminal phase ends the sync, the status manager is told, the mirror pod of a static pod
+is made, then the runtime manager's SyncPod runs with the crash-loop back-off. Soft admission (canRunPod),
+volumes, cgroups, secrets, image pulls and the network check are not modelled (they always succeed here).
+A terminal phase sticks because generateAPIPodStatus keeps it, and the status manager refuses a terminated
+container that may not restart coming back (checkContainerStateTransition); v1.27's status manager itself
+has no phase check.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from kubernetes.client import V1Pod
+
+from . import container, events, types
+from .clock import Clock
+from .container import CONTAINER_STATE_RUNNING, ERR_CRASH_LOOP_BACK_OFF, PodStatus, convert_pod_status_to_running_pod
+from .cri import RuntimeService
+from .flowcontrol import Backoff, new_container_back_off
+from .kubelet_pods import generate_api_pod_status
+from .kuberuntime.kuberuntime_manager import kill_pod_with_sync_result, sync_pod
+from .pod_worker_types import Context
+from .pod_workers import _to_api_pod
+from .reason_cache import ReasonCache
+from .status.status_manager import StatusManager
+from .types import SyncPodType
+
+ERR_IMAGE_PULL_BACK_OFF = "ImagePullBackOff"  # pkg/kubelet/images/types.go ErrImagePullBackOff
+FAILED_TO_KILL_POD = "FailedKillPod"  # pkg/kubelet/events/event.go
+
+
+class SyncError(Exception):
+    """A sync step that failed; the pod worker retries after its back-off period."""
+
+
+class MirrorClient:
+    """Where mirror pods of static pods are created and deleted (the API server). Upstream: pkg/kubelet/pod mirror_client.go"""
+
+    def create_mirror_pod(self, pod: V1Pod) -> None: ...
+    def delete_mirror_pod(self, mirror_pod: V1Pod) -> bool: ...  # False if it was gone already (NotFound)
+
+
+class KubeletSyncer:
+    """The pod workers' PodSyncer, against the simulated runtime, with the status manager and crash-loop back-off.
+
+    Upstream: pkg/kubelet/kubelet.go Kubelet (as the podSyncer of newPodWorkers)
+    liveness, startup and readiness are the probe managers' results by container ID ("Success" or "Failure").
+    """
+
+    def __init__(self, runtime: RuntimeService, status_manager: StatusManager, clock: Clock, recorder: events.Recorder, *,
+                 back_off: Optional[Backoff] = None, mirror_client: Optional[MirrorClient] = None,
+                 is_pod_termination_requested: Callable[[str], bool] = lambda uid: False, pod_sync_handlers=()):
+        self.runtime, self.status_manager, self.clock, self.recorder = runtime, status_manager, clock, recorder
+        self.back_off = back_off or new_container_back_off(clock)  # NewMainKubelet: 10 s, capped at 300 s
+        self.mirror_client, self.is_pod_termination_requested = mirror_client, is_pod_termination_requested
+        self.pod_sync_handlers = list(pod_sync_handlers)  # e.g. the active-deadline handler
+        self.reason_cache = ReasonCache()
+        self.liveness: dict[str, str] = {}
+        self.startup: dict[str, str] = {}
+        self.readiness: dict[str, str] = {}
+        self.kills: list[tuple[V1Pod, Optional[int]]] = []  # (pod, grace period override) of each killPod
+
+    def generate_api_pod_status(self, pod: V1Pod, pod_status: PodStatus, pod_is_terminal: bool):
+        """Upstream: pkg/kubelet/kubelet_pods.go Kubelet.generateAPIPodStatus (old status from the status manager)"""
+        return generate_api_pod_status(pod, pod_status, pod_is_terminal,
+                                       old_status=self.status_manager.get_pod_status(pod.metadata.uid),
+                                       reason_cache=self.reason_cache, pod_sync_handlers=self.pod_sync_handlers,
+                                       readiness=self.readiness, startup=self.startup)
+
+    # --8<-- [start:sync_pod]
+    def sync_pod(self, ctx: Context, update_type: SyncPodType, pod: V1Pod, mirror_pod: Optional[V1Pod],
+                 pod_status: PodStatus) -> bool:
+        """Bring the pod towards its spec; True when it reached a terminal phase (the worker then terminates it).
+
+        Upstream: pkg/kubelet/kubelet.go Kubelet.SyncPod
+        """
+        api_status = self.generate_api_pod_status(pod, pod_status, False)
+        pod_status.ips = [ip.ip for ip in api_status.pod_ips or []]
+        if api_status.phase in ("Succeeded", "Failed"):  # nothing more to run: the worker terminates the pod
+            self.status_manager.set_pod_status(pod, api_status)
+            return True
+        self.status_manager.set_pod_status(pod, api_status)
+        if types.is_static_pod(pod) and self.mirror_client is not None:
+            deleted = False
+            if mirror_pod is not None and mirror_pod.metadata.deletion_timestamp is not None:
+                # someone deleted it through the API: delete it for good (by UID) and make a new one; a mirror pod
+                # already gone (a stale update) is NotFound, and then nothing is created
+                deleted = self.mirror_client.delete_mirror_pod(mirror_pod)
+            if mirror_pod is None or deleted:
+                self.mirror_client.create_mirror_pod(pod)
+        result = sync_pod(self.runtime, pod, pod_status, self.back_off, self.recorder, liveness=self.liveness,
+                          startup=self.startup, termination_requested=self.is_pod_termination_requested(pod.metadata.uid))
+        self.reason_cache.update(pod.metadata.uid, result)
+        err = result.error()
+        if err is not None:
+            # v1.27 quirk: any result without that error (a successful ConfigPodSandbox, say) returns the error,
+            # so a crash-looping pod is retried after the worker's back-off period, not its resync interval
+            for r in result.sync_results:
+                if r.error not in (ERR_CRASH_LOOP_BACK_OFF, ERR_IMAGE_PULL_BACK_OFF):
+                    raise SyncError(err)
+        return False
+    # --8<-- [end:sync_pod]
+
+    # --8<-- [start:sync_terminating_pod]
+    def sync_terminating_pod(self, ctx: Context, pod: V1Pod, pod_status: PodStatus, grace_period: Optional[int],
+                             pod_status_fn) -> None:
+        """Stop every container with the effective grace period, then record the pod's terminal status.
+
+        Upstream: pkg/kubelet/kubelet.go Kubelet.SyncTerminatingPod
+        """
+        api_status = self.generate_api_pod_status(pod, pod_status, False)
+        if pod_status_fn is not None:
+            pod_status_fn(api_status)
+        self.status_manager.set_pod_status(pod, api_status)
+        self._stop_liveness_and_startup(pod_status)
+        self.kill_pod(pod, convert_pod_status_to_running_pod(pod_status), grace_period)
+        pod_status = self.runtime.get_pod_status(pod.metadata.uid, pod.metadata.name, pod.metadata.namespace)
+        running = [s.id for s in pod_status.container_statuses if s.state == CONTAINER_STATE_RUNNING]
+        if running:
+            raise SyncError(f"detected running containers after a successful KillPod, CRI violation: {running}")
+        self.status_manager.set_pod_status(pod, self.generate_api_pod_status(pod, pod_status, True))
+    # --8<-- [end:sync_terminating_pod]
+
+    def sync_terminating_runtime_pod(self, ctx: Context, running_pod: container.Pod) -> None:
+        """Stop a pod known only to the runtime, with a grace period of 1 s.
+
+        Upstream: pkg/kubelet/kubelet.go Kubelet.SyncTerminatingRuntimePod
+        """
+        self.kill_pod(_to_api_pod(running_pod), running_pod, 1)  # runningPod.ToAPIPod
+
+    def sync_terminated_pod(self, ctx: Context, pod: V1Pod, pod_status: PodStatus) -> None:
+        """Record the final status once nothing runs (volumes and cgroups are not modelled).
+
+        Upstream: pkg/kubelet/kubelet.go Kubelet.SyncTerminatedPod
+        """
+        self.status_manager.set_pod_status(pod, self.generate_api_pod_status(pod, pod_status, True))
+        self.status_manager.terminate_pod(pod)
+
+    def kill_pod(self, pod: V1Pod, running_pod: container.Pod, grace_period_override: Optional[int]) -> None:
+        """Stop the pod's containers and sandboxes; a SyncError if any step failed.
+
+        Upstream: pkg/kubelet/kubelet_pods.go Kubelet.killPod (the runtime's KillPod)
+        """
+        self.kills.append((pod, grace_period_override))
+        result = kill_pod_with_sync_result(self.runtime, pod, running_pod, grace_period_override, self.recorder)
+        err = result.error()
+        if err is not None:
+            self.recorder.eventf(f"{pod.metadata.namespace}/{pod.metadata.name}", events.WARNING, FAILED_TO_KILL_POD,
+                                 f"error killing pod: {err}")
+            raise SyncError(err)
+
+    def _stop_liveness_and_startup(self, pod_status: PodStatus) -> None:
+        """Upstream: pkg/kubelet/prober/prober_manager.go manager.StopLivenessAndStartup"""
+        for s in pod_status.container_statuses:
+            self.liveness.pop(s.id, None)
+            self.startup.pop(s.id, None)

@@ -1,0 +1,286 @@
+"""Reading a lifecycle scenario (`replay: lifecycle`): Pods from the API server or static Pods, and what happens to them.
+
+Upstream: none (a course tool). Static pods are decoded as the file source decodes them
+(pkg/kubelet/config/common.go tryDecodeSinglePod with applyDefaults); API pods get what the API server
+would give them (namespace, UID, nodeName, creation time).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, Optional, Union
+
+from kubernetes.client import V1Node, V1Pod, V1PodStatus
+
+from .. import api, resource
+from ..clock import DEFAULT_START
+from ..config.common import try_decode_single_pod
+from .reader import Reader
+from .series import format_duration
+
+LIFECYCLE = "lifecycle"
+DEFAULT_LIFECYCLE_DURATION = 120  # seconds
+MAX_LIFECYCLE_DURATION = 6 * 3600  # the replay steps every second
+DEFAULT_NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-1"},
+                "status": {"allocatable": {"cpu": "4", "memory": "16Gi", "pods": "110"},
+                           "capacity": {"cpu": "4", "memory": "16Gi", "pods": "110"}}}
+EVENT_KINDS = ("exit", "crash", "oomKill", "probe", "delete", "sandboxDies")
+EVENT_FIELDS = {"exit": ("pod", "container", "code"), "crash": ("pod", "container", "code"),
+                "oomKill": ("pod", "container"), "sandboxDies": ("pod",), "delete": ("pod", "gracePeriod"),
+                "probe": ("pod", "container", "liveness", "readiness", "startup", "output")}
+EXPECT_KEYS = ("pods", "restarts", "events", "kills")
+
+
+@dataclass
+class LifecyclePod:
+    """One pod of the scenario: the manifest as its source delivers it, where from, and how its containers behave."""
+
+    pod: V1Pod
+    source: str  # "api" or "file"
+    at: int  # seconds: when the source first delivers it
+    run: dict[str, dict]  # container name -> {"after": seconds, "exitCode": int} or {"after", "oomKill": True}
+    path: str  # where in the scenario it is written (for messages)
+    manifest_name: str = ""  # metadata.name as written (a static pod's name gets the node's as suffix)
+
+
+@dataclass
+class LifecycleEvent:
+    """One thing that happens at a time: a container exit, crash or OOM kill, a probe result, a deletion."""
+
+    at: int
+    kind: str  # one of EVENT_KINDS
+    args: dict
+    path: str
+
+
+@dataclass
+class LifecycleScenario:
+    """A checked lifecycle scenario. Upstream: none (a course tool)"""
+
+    name: str
+    source: str
+    description: str
+    duration: int
+    node: V1Node
+    pods: list[LifecyclePod]
+    events: list[LifecycleEvent]
+    expect: Optional[dict]
+    kind: str = LIFECYCLE
+    notes: list[str] = field(default_factory=list)
+
+    def find_pod(self, name: str) -> Optional[LifecyclePod]:
+        """The pod a scenario names: its metadata.name, or a static pod's manifest name."""
+        return next((p for p in self.pods if name in (p.pod.metadata.name, p.manifest_name)), None)
+
+
+def read_scenario(source: Union[str, Path]) -> tuple[object, str, Path, str]:
+    """The decoded document of a scenario file (or standard input), with its display name, folder and name."""
+    stdin = str(source) == api.STDIN
+    where = api.source_name(source)
+    base, name = (Path("."), "stdin") if stdin else (Path(source).parent, Path(source).stem)
+    docs = api.parse_yaml_documents(api.read_text(source), where)
+    if len(docs) > 1:
+        raise api.ManifestError(where, "", f"a scenario is one YAML document, found {len(docs)}")
+    return (docs[0] if docs else None), where, base, name
+
+
+def is_lifecycle(doc: object) -> bool:
+    """A lifecycle scenario says `replay: lifecycle`; every other scenario is an eviction scenario."""
+    return isinstance(doc, dict) and doc.get("replay") == "lifecycle"
+
+
+# --8<-- [start:load_lifecycle_scenario]
+def load_lifecycle_scenario(doc: Any, where: str, base: Path, name: str) -> LifecycleScenario:
+    """Check a decoded lifecycle scenario; ManifestError (file and field) on anything wrong.
+
+    Upstream: none (a course tool)
+    """
+    r = Reader(where, base)
+    doc = r.mapping(doc, "", ("replay", "description", "duration", "node", "pods", "events", "expect"))
+    duration = r.duration(doc.get("duration", f"{DEFAULT_LIFECYCLE_DURATION}s"), "duration")
+    if not 0 < duration <= MAX_LIFECYCLE_DURATION:
+        r.fail("duration", f"expected more than 0s and at most {format_duration(MAX_LIFECYCLE_DURATION)}")
+    node = _node(r, doc.get("node"))
+    pods = [_pod(r, raw, f"pods[{i}]", node.metadata.name, duration) for i, raw in enumerate(r.sequence(doc.get("pods"), "pods"))]
+    if not pods:
+        r.fail("pods", "a lifecycle scenario needs at least one pod")
+    seen: dict[str, str] = {}
+    for plan in pods:
+        key = f"{plan.pod.metadata.namespace}/{plan.pod.metadata.name}"
+        if key in seen:
+            r.fail(f"{plan.path}", f"the pod {key} is also {seen[key]}")
+        seen[key] = plan.path
+    scenario = LifecycleScenario(name, where, str(doc.get("description") or "").strip(), duration, node, pods, [],
+                                 None)
+    for i, raw in enumerate(r.sequence(doc.get("events"), "events")):
+        scenario.events.append(_event(r, raw, f"events[{i}]", scenario))
+    scenario.events.sort(key=lambda e: e.at)  # stable: same-time events keep their written order
+    if "expect" in doc:
+        scenario.expect = _expect(r, doc["expect"], scenario)
+    return scenario
+# --8<-- [end:load_lifecycle_scenario]
+
+
+def _node(r: Reader, raw: Any) -> V1Node:
+    if raw is None:
+        return api.node_from_manifest(copy.deepcopy(DEFAULT_NODE))
+    entry = r.mapping(raw, "node", ("name", "file", "manifest"))
+    if "file" in entry and "manifest" in entry:
+        r.fail("node", "give file: or manifest:, not both")
+    if "file" in entry or "manifest" in entry:
+        doc = _read_doc(r, entry, "node")
+        try:
+            node = api.node_from_manifest(doc, r.source)
+        except api.ManifestError as err:
+            r.fail("node" + (f".{err.path}" if err.path else ""), err.problem)
+    else:
+        node = api.node_from_manifest(copy.deepcopy(DEFAULT_NODE))
+    if "name" in entry:
+        if not isinstance(entry["name"], str) or not entry["name"]:
+            r.fail("node.name", "expected a node name")
+        node.metadata.name = entry["name"]
+    return node
+
+
+def _read_doc(r: Reader, entry: dict, path: str) -> Any:
+    """The one document of `file:` (relative to the scenario) or the inline `manifest:`."""
+    if "manifest" in entry:
+        return copy.deepcopy(entry["manifest"])
+    file = r.base / str(entry["file"])
+    if not file.is_file():
+        r.fail(f"{path}.file", f"no such file: {file}")
+    docs = api.parse_yaml_documents(api.read_text(file), api.source_name(file))
+    if len(docs) != 1:
+        r.fail(f"{path}.file", f"{entry['file']} must hold exactly one document, found {len(docs)}")
+    return docs[0]
+
+
+def _pod(r: Reader, raw: Any, path: str, node_name: str, duration: int) -> LifecyclePod:
+    entry = r.mapping(raw, path, ("file", "manifest", "source", "at", "run"))
+    if ("file" in entry) == ("manifest" in entry):
+        r.fail(path, "give either file: (a path) or manifest: (an inline Pod)")
+    source = entry.get("source", "api")
+    if source not in ("api", "file"):
+        r.fail(f"{path}.source", f"expected api (from the API server) or file (a static pod), got {source!r}")
+    doc = _read_doc(r, entry, path)
+    where = f"{path}.manifest" if "manifest" in entry else f"{path}.file"
+    try:
+        api.pod_from_manifest(copy.deepcopy(doc), r.source)  # the checks every command makes
+        if source == "file":
+            pod = try_decode_single_pod(copy.deepcopy(doc), str(entry.get("file", f"{r.source}:{path}")), node_name)
+        else:
+            pod = api.pod_from_manifest(copy.deepcopy(doc), r.source)
+    except api.ManifestError as err:
+        r.fail(where + (f".{err.path}" if err.path else ""), err.problem)
+    manifest_name = doc.get("metadata", {}).get("name", "") if isinstance(doc, dict) else ""
+    pod = resource.set_defaults_pod(pod)
+    at = r.duration(entry.get("at", 0), f"{path}.at")
+    if at >= duration:
+        r.fail(f"{path}.at", f"{format_duration(at)} is not before the end of the replay ({format_duration(duration)})")
+    if source == "api":  # what the API server and the scheduler's Binding give it
+        pod.metadata.namespace = pod.metadata.namespace or "default"
+        pod.metadata.uid = pod.metadata.uid or pod.metadata.name
+        pod.spec.node_name = node_name
+    pod.metadata.creation_timestamp = DEFAULT_START + timedelta(seconds=at)
+    pod.status = V1PodStatus(phase="Pending")  # just bound: whatever status the manifest shows is not there yet
+    if pod.spec.termination_grace_period_seconds is None:
+        pod.spec.termination_grace_period_seconds = 30  # the API server's default
+    pod.spec.restart_policy = pod.spec.restart_policy or "Always"
+    names = [c.name for c in [*(pod.spec.init_containers or []), *pod.spec.containers]]
+    run = {}
+    for cname, behaviour in r.mapping(entry.get("run", {}), f"{path}.run").items():
+        where = f"{path}.run.{cname}"
+        if cname not in names:
+            r.fail(where, f"no such container (the pod has: {', '.join(names)})")
+        behaviour = r.mapping(behaviour, where, ("after", "exitCode", "oomKill"))
+        if "after" not in behaviour:
+            r.fail(f"{where}.after", "required: how long each instance runs before it ends")
+        if ("exitCode" in behaviour) == bool(behaviour.get("oomKill")):
+            r.fail(where, "give exitCode: (the process ends with it) or oomKill: true")
+        run[cname] = {"after": r.duration(behaviour["after"], f"{where}.after"),
+                      "exitCode": _exit_code(r, behaviour.get("exitCode", 137), f"{where}.exitCode"),
+                      "oomKill": bool(behaviour.get("oomKill"))}
+    return LifecyclePod(pod, source, at, run, path, manifest_name)
+
+
+def _exit_code(r: Reader, raw: Any, path: str) -> int:
+    if not isinstance(raw, int) or isinstance(raw, bool) or not 0 <= raw <= 255:
+        r.fail(path, f"expected an exit code from 0 to 255, got {raw!r}")
+    return raw
+
+
+def _event(r: Reader, raw: Any, path: str, scenario: LifecycleScenario) -> LifecycleEvent:
+    entry = r.mapping(raw, path, ("at",) + EVENT_KINDS)
+    if "at" not in entry:
+        r.fail(f"{path}.at", "required: when it happens (a duration such as 30s)")
+    kinds = [k for k in EVENT_KINDS if k in entry]
+    if len(kinds) != 1:
+        ch4 = " (addPod, pullImage and set belong to eviction scenarios)" if not kinds else ""
+        r.fail(path, f"give exactly one of: {', '.join(EVENT_KINDS)}{ch4}")
+    kind = kinds[0]
+    at = r.duration(entry["at"], f"{path}.at")
+    if at >= scenario.duration:
+        r.fail(f"{path}.at", f"{format_duration(at)} is not before the end of the replay ({format_duration(scenario.duration)})")
+    where = f"{path}.{kind}"
+    args = dict(r.mapping(entry[kind], where, EVENT_FIELDS[kind]))
+    plan = scenario.find_pod(str(args.get("pod", "")))
+    if plan is None:
+        r.fail(f"{where}.pod", f"no pod {args.get('pod')!r} in pods: (names: "
+               f"{', '.join(p.manifest_name or p.pod.metadata.name for p in scenario.pods)})")
+    args["pod"] = plan.pod.metadata.name
+    if "container" in EVENT_FIELDS[kind]:
+        names = [c.name for c in [*(plan.pod.spec.init_containers or []), *plan.pod.spec.containers]]
+        args.setdefault("container", plan.pod.spec.containers[0].name)
+        if args["container"] not in names:
+            r.fail(f"{where}.container", f"no such container (the pod has: {', '.join(names)})")
+    if kind in ("exit", "crash"):
+        args["code"] = _exit_code(r, args.get("code", 0 if kind == "exit" else 1), f"{where}.code")
+        if kind == "crash" and args["code"] == 0:
+            r.fail(f"{where}.code", "a crash has a non-zero exit code (use exit: for code 0)")
+    if kind == "delete":
+        grace = args.get("gracePeriod")
+        if grace is not None and (not isinstance(grace, int) or isinstance(grace, bool) or grace < 0):
+            r.fail(f"{where}.gracePeriod", f"expected whole seconds (0 or more), got {grace!r}")
+    if kind == "probe":
+        probes = [k for k in ("liveness", "readiness", "startup") if k in args]
+        if len(probes) != 1:
+            r.fail(where, "give one of liveness:, readiness:, startup: (failure or success)")
+        if str(args[probes[0]]).lower() not in ("failure", "success"):
+            r.fail(f"{where}.{probes[0]}", f"expected failure or success, got {args[probes[0]]!r}")
+        args["probe"], args["result"] = probes[0], str(args.pop(probes[0])).capitalize()
+    return LifecycleEvent(at, kind, args, path)
+
+
+def _expect(r: Reader, raw: Any, scenario: LifecycleScenario) -> dict:
+    expect = r.mapping(raw, "expect", EXPECT_KEYS)
+    allowed = {"pods": ("pod", "at", "phase", "status", "ready", "restarts"),
+               "restarts": ("pod", "container", "at", "count", "backOff", "exitCode", "reason"),
+               "events": ("pod", "container", "type", "reason", "message", "at"),
+               "kills": ("pod", "at", "gracePeriod")}
+    checked: dict[str, list] = {}
+    for key in EXPECT_KEYS:
+        if key not in expect:
+            continue
+        items = []
+        for i, item in enumerate(r.sequence(expect[key], f"expect.{key}")):
+            where = f"expect.{key}[{i}]"
+            item = dict(r.mapping(item, where, allowed[key]))
+            if "pod" in item:
+                plan = scenario.find_pod(str(item["pod"]))
+                if plan is None:
+                    r.fail(f"{where}.pod", f"no pod {item['pod']!r} in pods:")
+                item["pod"] = plan.pod.metadata.name
+            elif key in ("pods", "restarts", "kills"):
+                r.fail(f"{where}.pod", "required")
+            if "at" in item:
+                item["at"] = r.duration(item["at"], f"{where}.at")
+            elif key == "pods":
+                r.fail(f"{where}.at", "required: the time the pod is looked at")
+            if "backOff" in item and item["backOff"] is not None:
+                item["backOff"] = r.duration(item["backOff"], f"{where}.backOff")
+            items.append(item)
+        checked[key] = items
+    return checked

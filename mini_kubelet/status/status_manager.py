@@ -1,0 +1,246 @@
+"""The status manager: the kubelet's cached status of each Pod, and the status the API server is sent.
+
+Upstream: pkg/kubelet/status/status_manager.go (SetPodStatus, TerminatePod, updateStatusInternal,
+checkContainerStateTransition, mergePodStatus, canBeDeleted)
+Upstream's manager writes to the API server from its own goroutine (syncBatch); here the caller asks for
+the status the API would hold (`api_status`) whenever it wants to read it, on the virtual clock.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Callable, Optional
+
+from kubernetes.client import (V1ContainerState, V1ContainerStateTerminated, V1ContainerStatus, V1Pod, V1PodCondition,
+                               V1PodStatus)
+
+from .. import types
+from ..clock import Clock
+from ..kubelet_pods import POD_CONDITIONS_BY_KUBELET
+
+TERMINAL_PHASES = ("Succeeded", "Failed")
+CONTAINER_STATUS_UNKNOWN = "ContainerStatusUnknown"
+_UNKNOWN_MESSAGE = "The container could not be located when the pod was terminated"
+
+
+@dataclass
+class VersionedPodStatus:
+    """One cached status, its version, and whether the pod is finished. Upstream: status_manager.go versionedPodStatus"""
+
+    status: V1PodStatus
+    version: int
+    pod_name: str
+    pod_namespace: str
+    pod_is_finished: bool
+    at: datetime
+
+
+# --8<-- [start:check_container_state_transition]
+def check_container_state_transition(old: Optional[list[V1ContainerStatus]], new: Optional[list[V1ContainerStatus]],
+                                     restart_policy: Optional[str]) -> Optional[str]:
+    """An error if a terminated container that may not restart shows up as not terminated.
+
+    Upstream: pkg/kubelet/status/status_manager.go checkContainerStateTransition
+    """
+    if restart_policy in (None, "Always"):
+        return None
+    for before in old or []:
+        if before.state is None or before.state.terminated is None:
+            continue
+        if before.state.terminated.exit_code != 0 and restart_policy == "OnFailure":
+            continue
+        for after in new or []:
+            if after.name == before.name and (after.state is None or after.state.terminated is None):
+                return f"terminated container {after.name} attempted illegal transition to non-terminated state"
+    return None
+# --8<-- [end:check_container_state_transition]
+
+
+def _update_last_transition_time(status: V1PodStatus, old: V1PodStatus, condition_type: str, now: datetime) -> None:
+    """A condition keeps its old transition time unless its status changed. Upstream: updateLastTransitionTime"""
+    condition = next((c for c in status.conditions or [] if c.type == condition_type), None)
+    if condition is None:
+        return
+    before = next((c for c in old.conditions or [] if c.type == condition_type), None)
+    condition.last_transition_time = (before.last_transition_time if before is not None and before.status ==
+                                      condition.status and before.last_transition_time else now)
+
+
+def _by_kubelet_equal(old: V1PodStatus, new: V1PodStatus) -> bool:
+    """Upstream: pkg/kubelet/status/status_manager.go isPodStatusByKubeletEqual"""
+    for c in new.conditions or []:
+        if c.type in POD_CONDITIONS_BY_KUBELET or c.type == "DisruptionTarget":
+            o = next((x for x in old.conditions or [] if x.type == c.type), None)
+            if o is None or (o.status, o.message, o.reason) != (c.status, c.message, c.reason):
+                return False
+    old_copy = copy.deepcopy(old)
+    old_copy.conditions = new.conditions
+    return old_copy.to_dict() == new.to_dict()
+
+
+# --8<-- [start:merge_pod_status]
+def merge_pod_status(old: V1PodStatus, new: V1PodStatus, could_have_running_containers: bool) -> V1PodStatus:
+    """What the API gets: the kubelet's conditions, and no terminal phase while containers could still run.
+
+    Upstream: pkg/kubelet/status/status_manager.go mergePodStatus
+    """
+    merged = copy.deepcopy(new)
+    conditions = [c for c in old.conditions or [] if c.type not in POD_CONDITIONS_BY_KUBELET]
+    conditions += [c for c in new.conditions or [] if c.type in POD_CONDITIONS_BY_KUBELET]
+    merged.conditions = conditions
+    if old.phase not in TERMINAL_PHASES and new.phase in TERMINAL_PHASES and could_have_running_containers:
+        merged.phase, merged.reason, merged.message = old.phase, old.reason, old.message
+    if merged.phase in TERMINAL_PHASES and any(c.type in ("Ready", "ContainersReady") and c.status == "True"
+                                               for c in merged.conditions):  # never terminal with Ready=True (#108594)
+        reason = "PodCompleted" if merged.phase == "Succeeded" else "PodFailed"
+        for condition_type in ("ContainersReady", "Ready"):  # generate...ConditionForTerminalPhase, UpdatePodCondition
+            condition = V1PodCondition(type=condition_type, status="False", reason=reason)
+            at = next((i for i, c in enumerate(merged.conditions) if c.type == condition_type), None)
+            if at is None:
+                merged.conditions.append(condition)
+            else:
+                if merged.conditions[at].status == "False":
+                    condition.last_transition_time = merged.conditions[at].last_transition_time
+                merged.conditions[at] = condition
+    return merged
+# --8<-- [end:merge_pod_status]
+
+
+class StatusManager:
+    """The cached status of each pod by UID, as the kubelet's sync steps set it.
+
+    Upstream: pkg/kubelet/status/status_manager.go manager
+    get_mirror_pod(pod) is the pod manager's GetMirrorPodByPod (a static pod's status lives on its mirror pod).
+    """
+
+    def __init__(self, clock: Clock, get_mirror_pod: Callable[[V1Pod], Optional[V1Pod]] = lambda pod: None):
+        self.clock, self.get_mirror_pod = clock, get_mirror_pod
+        self.pod_statuses: dict[str, VersionedPodStatus] = {}
+        self.api_statuses: dict[str, V1PodStatus] = {}  # what was last sent to the API server
+        self.log: list[str] = []
+
+    def get_pod_status(self, uid: str) -> Optional[V1PodStatus]:
+        """The cached status, or None. Upstream: manager.GetPodStatus"""
+        cached = self.pod_statuses.get(uid)
+        return cached.status if cached else None
+
+    def set_pod_status(self, pod: V1Pod, status: V1PodStatus) -> None:
+        """Cache a copy of the status; a deletion forces the update. Upstream: manager.SetPodStatus"""
+        self.update_status_internal(pod, copy.deepcopy(status), pod.metadata.deletion_timestamp is not None, False)
+
+    # --8<-- [start:terminate_pod]
+    def terminate_pod(self, pod: V1Pod) -> None:
+        """The final status: every container terminated, and (but for static pods) a terminal phase.
+
+        Upstream: pkg/kubelet/status/status_manager.go manager.TerminatePod
+        """
+        cached = self.pod_statuses.get(pod.metadata.uid)
+        status = copy.deepcopy(cached.status if cached else (pod.status or V1PodStatus()))
+        unknown = V1ContainerState(terminated=V1ContainerStateTerminated(
+            reason=CONTAINER_STATUS_UNKNOWN, message=_UNKNOWN_MESSAGE, exit_code=137))
+        if has_pod_initialized(pod):  # upstream reads the pod's API status here, not the cached one
+            for c in status.container_statuses or []:
+                if c.state is None or c.state.terminated is None:
+                    c.state = copy.deepcopy(unknown)
+        for c in initialized_containers(status.init_container_statuses or []):
+            if c.state is None or c.state.terminated is None:
+                c.state = copy.deepcopy(unknown)
+        if not types.is_static_pod(pod) and status.phase not in TERMINAL_PHASES:
+            status.phase = "Failed"  # TODO upstream (#116484): static pods keep their phase
+        self.update_status_internal(pod, status, True, True)
+    # --8<-- [end:terminate_pod]
+
+    # --8<-- [start:update_status_internal]
+    def update_status_internal(self, pod: V1Pod, status: V1PodStatus, force_update: bool, pod_is_finished: bool) -> None:
+        """Check the transition, keep transition and start times, and cache the status under a new version.
+
+        Upstream: pkg/kubelet/status/status_manager.go manager.updateStatusInternal
+        """
+        uid, now = pod.metadata.uid, self.clock.now()
+        cached = self.pod_statuses.get(uid)
+        if cached is not None:
+            old = cached.status
+            if not types.is_static_pod(pod) and cached.pod_is_finished:
+                pod_is_finished = True
+        else:
+            mirror = self.get_mirror_pod(pod)
+            old = (mirror.status if mirror is not None else pod.status) or V1PodStatus()
+        for before, after in ((old.container_statuses, status.container_statuses),
+                              (old.init_container_statuses, status.init_container_statuses)):
+            err = check_container_state_transition(before, after, pod.spec.restart_policy)
+            if err:
+                self.log.append(f"Status update on pod {pod.metadata.namespace}/{pod.metadata.name} aborted: {err}")
+                return
+        for condition_type in ("ContainersReady", "Ready", "Initialized", "PodScheduled", "DisruptionTarget"):
+            _update_last_transition_time(status, old, condition_type, now)
+        status.start_time = old.start_time or status.start_time or now
+        if cached is not None and _by_kubelet_equal(cached.status, status) and not force_update:
+            return
+        self.pod_statuses[uid] = VersionedPodStatus(status, cached.version + 1 if cached else 1, pod.metadata.name,
+                                                    pod.metadata.namespace, pod_is_finished,
+                                                    cached.at if cached else now)
+    # --8<-- [end:update_status_internal]
+
+    def api_status(self, pod: V1Pod, could_have_running_containers: bool) -> Optional[V1PodStatus]:
+        """The status the API server holds after the manager's next write (its syncPod with mergePodStatus).
+
+        Upstream: pkg/kubelet/status/status_manager.go manager.syncPod (mergePodStatus)
+        """
+        cached = self.pod_statuses.get(pod.metadata.uid)
+        if cached is None:
+            return self.api_statuses.get(pod.metadata.uid) or pod.status
+        old = self.api_statuses.get(pod.metadata.uid) or pod.status or V1PodStatus()
+        merged = merge_pod_status(old, cached.status, could_have_running_containers)
+        self.api_statuses[pod.metadata.uid] = merged
+        return merged
+
+    def can_be_deleted(self, uid: str) -> bool:
+        """A deleted pod leaves the API once its final status is set (the volumes and cgroups are not modelled).
+
+        Upstream: pkg/kubelet/status/status_manager.go manager.canBeDeleted (podIsFinished)
+        """
+        cached = self.pod_statuses.get(uid)
+        return cached is not None and cached.pod_is_finished
+
+    def remove_orphaned_statuses(self, uids: set[str]) -> None:
+        """Forget the statuses of pods no longer known. Upstream: manager.RemoveOrphanedStatuses"""
+        for uid in [u for u in self.pod_statuses if u not in uids]:
+            del self.pod_statuses[uid]
+            self.api_statuses.pop(uid, None)
+
+
+def _waiting(c: V1ContainerStatus) -> bool:
+    return c.state is None or c.state.waiting is not None
+
+
+def _terminated_ok(state) -> bool:
+    return state is not None and state.terminated is not None and state.terminated.exit_code == 0
+
+
+def has_pod_initialized(pod: V1Pod) -> bool:
+    """Whether the pod's API status shows it past its init containers.
+
+    Upstream: pkg/kubelet/status/status_manager.go hasPodInitialized
+    """
+    if not pod.spec.init_containers:
+        return True
+    status = pod.status or V1PodStatus()
+    if any((c.last_state is not None and c.last_state.terminated is not None) or not _waiting(c)
+           for c in status.container_statuses or []):
+        return True
+    inits = status.init_container_statuses or []
+    return bool(inits) and (_terminated_ok(inits[-1].last_state) or _terminated_ok(inits[-1].state))
+
+
+def initialized_containers(statuses: list[V1ContainerStatus]) -> list[V1ContainerStatus]:
+    """The init containers up to the last one with evidence of a start (at least the first).
+
+    Upstream: pkg/kubelet/status/status_manager.go initializedContainers
+    """
+    for i in range(len(statuses) - 1, -1, -1):
+        c = statuses[i]
+        if not _waiting(c) or (c.last_state is not None and c.last_state.terminated is not None):
+            return statuses[:i + 1]
+    return statuses[:1]

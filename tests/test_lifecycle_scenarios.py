@@ -1,0 +1,176 @@
+"""Chapter 1: every lifecycle example replays to its `expect:` block, and `mini-kubelet run` reports it.
+
+The outcomes come from the real modules wired by mini_kubelet.kubelet_main (pod workers, SyncPod with
+flowcontrol's back-off, PLEG, status manager); the facts checked here independently of the expect blocks
+are upstream's: the back-off doubles from 10 s to a 300 s cap (kubelet.go backOffPeriod,
+MaxContainerBackOff), a Never pod whose only container failed is Failed (kubelet_pods.go getPhase), an OOM
+kill is exit 137 with reason OOMKilled, and a deletion's grace period is the one killPod gets
+(pod_workers.go calculateEffectiveGracePeriod).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mini_kubelet.cmd import run_lifecycle_report
+from mini_kubelet.cmd.main import main
+from mini_kubelet.sim.lifecycle_expect import check_lifecycle_expect
+from mini_kubelet.sim.lifecycle_replay import run_lifecycle
+
+from .conftest import EXAMPLES
+
+pytestmark = pytest.mark.ch1
+
+SCENARIOS = EXAMPLES / "scenarios"
+LIFECYCLE = sorted(SCENARIOS.glob("lifecycle-*.yaml"))
+REQUIRED = {"lifecycle-running", "lifecycle-init-containers", "lifecycle-crash-loop", "lifecycle-never",
+            "lifecycle-on-failure", "lifecycle-liveness", "lifecycle-oom-kill", "lifecycle-graceful-deletion",
+            "lifecycle-static-pod"}
+
+
+def replay(name: str):
+    return run_lifecycle(SCENARIOS / f"{name}.yaml")
+
+
+def test_the_required_examples_exist():
+    assert REQUIRED <= {p.stem for p in LIFECYCLE}
+
+
+@pytest.mark.parametrize("path", LIFECYCLE, ids=lambda p: p.stem)
+def test_example_meets_its_expect_block(path, capsys):
+    timeline = run_lifecycle(path)
+    checked, failures = check_lifecycle_expect(timeline)
+    assert timeline.scenario.expect and timeline.scenario.description
+    assert checked >= 2 and failures == []
+    assert main(["run", str(path)]) == 0
+    assert f"expect: all {checked} checks passed" in capsys.readouterr().out
+
+
+def test_crash_loop_back_off_doubles_to_the_cap():
+    """flowcontrol.Backoff with the kubelet's 10 s and 300 s: the first restart at once, then 10 s, 20 s, ... 5 m."""
+    timeline = replay("lifecycle-crash-loop")
+    assert [r.back_off for r in timeline.restarts] == [None, 10, 20, 40, 80, 160, 300]
+    # each restart waits at least its back-off after the previous exit (5 s after the previous start)
+    for before, after in zip(timeline.restarts, timeline.restarts[1:]):
+        assert after.time - (before.time - 1 + 5) >= after.back_off
+    waiting = [c for c in timeline.containers if c.reason == "CrashLoopBackOff"]
+    assert waiting and all(c.state == "waiting" for c in waiting)
+
+
+def test_never_with_a_failed_container_is_failed_and_not_restarted():
+    timeline = replay("lifecycle-never")
+    assert timeline.final["report"]["phase"] == "Failed"
+    assert timeline.restarts == []
+    state = timeline.final["report"]["containerStatuses"][0]["state"]["terminated"]
+    assert (state["exitCode"], state["reason"]) == (1, "Error")
+
+
+def test_oom_kill_is_exit_137_and_restarts():
+    timeline = replay("lifecycle-oom-kill")
+    last = timeline.final["web"]["containerStatuses"][0]["lastState"]["terminated"]
+    assert (last["exitCode"], last["reason"]) == (137, "OOMKilled")
+    assert not any(e["reason"] == "Killing" for e in timeline.events)  # the kernel killed it, not the kubelet
+
+
+def test_graceful_deletion_uses_the_deletion_grace_period_and_removes_the_pod():
+    timeline = replay("lifecycle-graceful-deletion")
+    assert timeline.kills == [{"time": 20, "pod": "web", "gracePeriod": 45}]
+    assert any(h["text"] == "web is removed from the API server" for h in timeline.happenings)
+    assert timeline.watch[-1].status == "Terminating"
+
+
+def test_static_pod_survives_the_deletion_of_its_mirror_pod():
+    timeline = replay("lifecycle-static-pod")
+    texts = [h["text"] for h in timeline.happenings]
+    assert sum("created in the API" in t for t in texts) == 2  # the first mirror pod, and its replacement
+    assert timeline.kills == [] and timeline.restarts == []
+    assert [w.status for w in timeline.watch] == ["ContainerCreating", "Running"]
+
+
+def test_json_output_is_the_documented_structure(capsys):
+    assert main(["run", str(SCENARIOS / "lifecycle-on-failure.yaml"), "--output", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["version"] == run_lifecycle_report.VERSION == "mini-kubelet.lifecycle/v1"
+    assert set(doc) == {"version", "scenario", "watch", "containers", "restarts", "events", "kills", "happenings",
+                        "final", "expect"}
+    assert doc["scenario"]["pods"] == [{"name": "import", "namespace": "batch", "uid": "import", "source": "api",
+                                        "at": 0, "restartPolicy": "OnFailure"}]
+    assert doc["restarts"] == [{"time": 11, "pod": "import", "container": "import", "count": 1, "exitCode": 2,
+                                "reason": "Error", "backOff": None}]
+    assert doc["watch"][-1] == {"time": 41, "pod": "import", "ready": "0/1", "status": "Completed", "restarts": 1,
+                                "phase": "Succeeded"}
+    assert doc["final"]["import"]["phase"] == "Succeeded" and doc["expect"]["failures"] == []
+
+
+def test_plot_draws_each_container(tmp_path):
+    out = tmp_path / "crash.png"
+    assert main(["run", str(SCENARIOS / "lifecycle-init-containers.yaml"), "--plot", str(out)]) == 0
+    assert out.read_bytes().startswith(b"\x89PNG")
+
+
+def test_a_different_outcome_exits_1(tmp_path, capsys):
+    text = (SCENARIOS / "lifecycle-never.yaml").read_text().replace("phase: Failed, status: Error, restarts: 0",
+                                                                    "phase: Succeeded, status: Error, restarts: 0")
+    scenario = tmp_path / "never.yaml"
+    scenario.write_text(text.replace("../pods/", str(EXAMPLES / "pods") + "/"))
+    assert main(["run", str(scenario)]) == 1
+    out = capsys.readouterr().out
+    assert "pods[2] (report at 21s).phase: expected 'Succeeded', got 'Failed'" in out
+
+
+def test_a_lifecycle_scenario_from_standard_input(monkeypatch, capsys):
+    import io
+    import sys
+
+    text = "replay: lifecycle\nduration: 5s\npods:\n  - manifest: {apiVersion: v1, kind: Pod, metadata: {name: p}, " \
+           "spec: {containers: [{name: c, image: x}]}}\nexpect:\n  pods: [{pod: p, at: 1s, phase: Running}]\n"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+    assert main(["run", "-"]) == 0
+    assert "scenario stdin: 5s on node node-1" in capsys.readouterr().out
+
+
+BAD = [
+    ("replay: lifecycle\npods: []\n", "pods: a lifecycle scenario needs at least one pod"),
+    ("replay: lifecycle\npods: [{manifest: {apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {containers: "
+     "[{name: c, image: x}]}}, source: http}]\n", "pods[0].source: expected api (from the API server) or file"),
+    ("replay: lifecycle\npods: [{manifest: {apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {containers: "
+     "[{name: c, image: x}]}}}]\nevents: [{at: 5s, crash: {pod: q}}]\n", "events[0].crash.pod: no pod 'q' in pods:"),
+    ("replay: lifecycle\npods: [{manifest: {apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {containers: "
+     "[{name: c, image: x}]}}}]\nevents: [{at: 5s, set: {pod: p, memory: 1Gi}}]\n",
+     "events[0].set: unknown field (expected one of: at, exit, crash"),
+    ("replay: lifecycle\npods: [{manifest: {apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {containers: "
+     "[{name: c, image: x}]}}}]\nevents: [{at: 5s, crash: {pod: p, code: 0}}]\n", "events[0].crash.code: a crash has"),
+    ("replay: lifecycle\npods: [{manifest: {apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {containers: "
+     "[{name: c, image: x}]}}, run: {d: {after: 1s, exitCode: 1}}}]\n", "pods[0].run.d: no such container"),
+    ("replay: lifecycle\npods: [{manifest: {apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {containers: "
+     "[{name: c, image: x}]}}}]\nexpect: {evictions: []}\n", "expect.evictions: unknown field"),
+    ("replay: lifecycle\nduration: 2m\npods: [{manifest: {apiVersion: v1, kind: Pod, metadata: {name: p}, spec: "
+     "{containers: [{name: c, image: x}]}}}]\nevents: [{at: 3m, oomKill: {pod: p}}]\n", "events[0].at: 3m is not before the end of the replay (2m)"),
+    ("replay: lifecycle\npods: [{manifest: {apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {}}}]\n",
+     "pods[0].manifest.spec.containers"),
+    ("replay: restart\n", "replay: expected eviction (the default) or lifecycle, got 'restart'"),
+]
+
+
+@pytest.mark.parametrize("text,message", BAD)
+def test_a_bad_scenario_is_one_line_naming_the_field_and_exit_2(tmp_path, capsys, text, message):
+    scenario = tmp_path / "bad.yaml"
+    scenario.write_text(text)
+    assert main(["run", str(scenario)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.count("\n") == 1 and str(scenario) in captured.err and message in captured.err, captured.err
+
+
+def test_a_lifecycle_event_in_an_eviction_scenario_names_the_field():
+    """The two kinds do not mix: an eviction scenario takes only addPod, pullImage and set."""
+    import yaml
+
+    from mini_kubelet import api, sim
+
+    doc = yaml.safe_load((SCENARIOS / "memory-hard.yaml").read_text())
+    doc["pods"], doc["events"] = [], [{"at": "5s", "crash": {"pod": "leaky"}}]
+    with pytest.raises(api.ManifestError, match=r"events\[0\]\.crash: unknown field \(expected one of: at, addPod"):
+        sim.load_scenario(doc, name="x")

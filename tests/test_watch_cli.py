@@ -1,0 +1,186 @@
+"""Chapter 1: `mini-kubelet watch` through the official client's real HTTP code, against a loopback API server.
+
+The server reads the Node and serves the Pod list and watch wire format (a PodList with resourceVersion,
+chunked watch events with a BOOKMARK, an ERROR 410 Gone, a dropped connection), as
+tests/test_config_apiserver.py does for the source itself. What the command prints for each Pod is the
+kubelet's: canAdmitPod's verdict (kubelet.go), GetPodQOS, and computePodActions for an empty runtime.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from mini_kubelet.cmd.main import main
+
+from .test_config_apiserver import DROP, END, GONE, NODE, event, kubeconfig
+
+pytestmark = pytest.mark.ch1
+
+NODE_OBJECT = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": NODE, "resourceVersion": "5"},
+               "status": {"allocatable": {"cpu": "2", "memory": "4Gi", "pods": "110"},
+                          "capacity": {"cpu": "2", "memory": "4Gi", "pods": "110"}}}
+
+
+def pod(name, rv, *, memory=None, init=None, deleting=False, phase=None):
+    resources = {"requests": {"memory": memory}} if memory else {}
+    doc = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}", "resourceVersion": str(rv)},
+           "spec": {"nodeName": NODE, "containers": [{"name": "app", "image": "nginx", "resources": resources}],
+                    "terminationGracePeriodSeconds": 30}}
+    if init:
+        doc["spec"]["initContainers"] = [{"name": n, "image": "busybox"} for n in init]
+    if deleting:
+        doc["metadata"].update(deletionTimestamp="2024-01-01T00:00:00Z", deletionGracePeriodSeconds=20)
+    if phase:
+        doc["status"] = {"phase": phase}
+    return doc
+
+
+class Server:
+    """GET /api/v1/nodes/NAME, and the pod list and watches from a script; every request is recorded."""
+
+    def __init__(self, lists, watches, status=200, node=True):
+        self.lists, self.watches, self.status, self.node, self.requests = list(lists), list(watches), status, node, []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                url = urlparse(self.path)
+                query = {k: v[0] for k, v in parse_qs(url.query).items()}
+                server.requests.append((self.command, url.path, query))
+                if server.status != 200:
+                    return self.reply(server.status, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                                                      "code": server.status, "reason": "Forbidden", "message": "no"})
+                if url.path.startswith("/api/v1/nodes/"):
+                    if not server.node:
+                        return self.reply(404, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                                                "code": 404, "reason": "NotFound", "message": "nodes not found"})
+                    return self.reply(200, NODE_OBJECT)
+                if query.get("watch") != "true":
+                    version, items = server.lists.pop(0)
+                    return self.reply(200, {"kind": "PodList", "apiVersion": "v1",
+                                            "metadata": {"resourceVersion": str(version)}, "items": items})
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                for item in server.watches.pop(0):
+                    if item == DROP:
+                        self.close_connection = True
+                        self.wfile.flush()
+                        return
+                    if item == END:
+                        break
+                    data = (json.dumps(item) + "\n").encode()
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                    self.wfile.flush()
+                self.wfile.write(b"0\r\n\r\n")
+
+            def reply(self, code, body):
+                data = json.dumps(body).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_once_lists_and_says_what_the_kubelet_would_do(tmp_path, capsys):
+    pods = [pod("web", 8, init=["migrate"]), pod("big", 9, memory="8Gi"), pod("old", 7, deleting=True),
+            pod("done", 6, phase="Succeeded")]
+    with Server([(10, pods)], []) as server:
+        assert main(["watch", "--kubeconfig", kubeconfig(tmp_path, server.url), "--node", NODE, "--once"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == f"node {NODE}: listing pods with spec.nodeName={NODE} (read-only)"
+    web = out.split("ADDED default/web (resourceVersion 8)\n")[1].split("ADDED")[0]
+    assert "phase Pending, QoS class BestEffort" in web
+    assert "admission (as a new pod, against the 2 other active pods): admitted" in web
+    assert ("first sync (nothing in the runtime yet): create the pod sandbox (attempt 0); start init container "
+            "migrate (the others wait for it)") in web
+    big = out.split("ADDED default/big")[1].split("ADDED")[0]
+    assert "QoS class Burstable" in big and "rejected: OutOfmemory: Node didn't have enough resource: memory" in big
+    assert "being deleted: the pod worker stops it with a grace period of 20s" in out
+    assert "terminal: the pod worker only finishes it" in out
+    assert {(m, p) for m, p, _ in server.requests} == {("GET", f"/api/v1/nodes/{NODE}"), ("GET", "/api/v1/pods")}
+
+
+def test_watch_follows_changes_through_bookmark_drop_and_gone(tmp_path, capsys):
+    """ADDED, a bookmark, a dropped connection resumed, MODIFIED, 410 Gone relisted, DELETED."""
+    lists = [(10, [pod("a", 9)]), (20, [pod("a", 13, memory="8Gi"), pod("c", 19)])]
+    watches = [
+        [event("ADDED", pod("b", 11)), event("BOOKMARK", {"kind": "Pod", "apiVersion": "v1",
+                                                          "metadata": {"resourceVersion": "12"}}), DROP],
+        [event("MODIFIED", pod("a", 13, memory="8Gi")), GONE],
+        [event("DELETED", pod("a", 21, memory="8Gi")), END],
+    ]
+    with Server(lists, watches) as server:
+        path = kubeconfig(tmp_path, server.url)
+        assert main(["watch", "--kubeconfig", path, "--node", NODE, "--connections", "3"]) == 0
+    out = capsys.readouterr().out
+    changes = [line for line in out.splitlines() if line.split(" ")[0] in ("ADDED", "MODIFIED", "DELETED")]
+    assert changes == ["ADDED default/a (resourceVersion 9)", "ADDED default/b (resourceVersion 11)",
+                       "MODIFIED default/a (resourceVersion 13)",
+                       "ADDED default/c (resourceVersion 19)",  # the relist: a is unchanged, c is new,
+                       "DELETED default/b",  # and b is gone
+                       "DELETED default/a"]
+    watched = [q.get("resourceVersion") for _, p, q in server.requests if q.get("watch") == "true"]
+    assert watched == ["10", "12", "20"]
+
+
+def test_forbidden_is_one_line_and_exit_2(tmp_path, capsys):
+    with Server([], [], status=403) as server:
+        path = kubeconfig(tmp_path, server.url)
+        assert main(["watch", "--kubeconfig", path, "--node", NODE, "--once"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == f"mini-kubelet: {path}: the API server refused to read node 'node-1': 403 Forbidden\n"
+
+
+def test_missing_node_is_one_line_and_exit_2(tmp_path, capsys):
+    with Server([], [], node=False) as server:
+        path = kubeconfig(tmp_path, server.url)
+        assert main(["watch", "--kubeconfig", path, "--node", NODE, "--once"]) == 2
+    assert capsys.readouterr().err == f"mini-kubelet: {path}: node 'node-1' not found in the cluster\n"
+
+
+def test_unreachable_is_one_line_and_exit_2(tmp_path, capsys):
+    with Server([], []) as server:
+        url = server.url
+    path = kubeconfig(tmp_path, url)
+    assert main(["watch", "--kubeconfig", path, "--node", NODE, "--once"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert captured.err.startswith(f"mini-kubelet: {path}: cannot reach the API server at {url}:")
+
+
+@pytest.mark.parametrize("content", [None, "::: not yaml", "apiVersion: v1\nkind: Config\n"])
+def test_bad_kubeconfig_is_one_line_and_exit_2(tmp_path, capsys, content):
+    path = tmp_path / "kubeconfig"
+    if content is not None:
+        path.write_text(content)
+    assert main(["watch", "--kubeconfig", str(path), "--node", NODE, "--once"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert captured.err.startswith(f"mini-kubelet: {path}: cannot use this kubeconfig: ")
