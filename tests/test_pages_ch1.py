@@ -191,3 +191,25 @@ def test_the_periods_the_pages_name_are_the_constants():
                 "| failed otherwise | the back-off period, ten seconds, plus up to half |"):
         assert row in workers
     assert "every ten to fifteen seconds" in workers
+
+
+def seconds(text: str) -> int:
+    """A duration as the replay prints it (10s, 1m20s, 5m) in seconds."""
+    match = re.fullmatch(r"(?:(\d+)m)?(?:(\d+)s)?", text)
+    return int(match.group(1) or 0) * 60 + int(match.group(2) or 0)
+
+
+def test_the_replayed_crash_loop_waits_what_the_back_off_table_says(capsys):
+    """restarts-and-backoff.md: the replay's BACK-OFF WAITED column is the table's delays, restart by restart."""
+    from mini_kubelet.cmd.main import main
+
+    text = (CHAPTER / "restarts-and-backoff.md").read_text()
+    assert "<!-- run: mini-kubelet run examples/scenarios/lifecycle-crash-loop.yaml -->" in text
+    capsys.readouterr()
+    assert main(["run", "examples/scenarios/lifecycle-crash-loop.yaml"]) == 0
+    out = capsys.readouterr().out
+    rows = out.split("\nrestarts\n", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
+    waited = [row.split(None, 5)[5] for row in rows]  # TIME CONTAINER COUNT LAST-EXIT (two words) WAITED
+    assert waited[0] == "none (first restart)"
+    table = [int(w) for w in re.findall(r"^\| \d\w\w(?: and every one after)? \| (\d+) s \|", text, re.M)]
+    assert [seconds(w) for w in waited[1:]] == table[1:len(waited)]

@@ -13,7 +13,8 @@
 # 3. compute the `CrashLoopBackOff` delays, and when they start over;
 # 4. decide what one sync does for a Pod with init containers, one at a time as in v1.27;
 # 5. derive the events the PLEG sends when it compares two listings of the runtime;
-# 6. compute the grace period a container stop gets, with its 2-second floor.
+# 6. compute the grace period a container stop gets, with its 2-second floor;
+# 7. trace a Pod through a replayed timeline and read its phases off it.
 #
 # **How the exercises work.** Each exercise is a function for you to write, followed by a check
 # cell. The check runs your function on cases whose answers come from the upstream Go code (the
@@ -43,7 +44,12 @@ from mini_kubelet.events import Recorder
 from mini_kubelet.flowcontrol import new_container_back_off
 from mini_kubelet.kubelet_pods import get_phase
 from mini_kubelet.kuberuntime.kuberuntime_manager import compute_pod_actions, sync_pod
-from mini_kubelet.labs import case, check
+import contextlib
+import io
+import json
+
+from mini_kubelet.cmd.main import main as mini_kubelet
+from mini_kubelet.labs import case, check, course_path
 from mini_kubelet.pleg import CONTAINER_CHANGED, PLEG_NON_EXISTENT, convert_state, generate_events
 
 # %% [markdown]
@@ -518,6 +524,65 @@ check("Exercise 6: the grace period of a container stop", container_grace_period
 ])
 
 # %% [markdown]
+# ## Exercise 7: trace a Pod through a replay
+#
+# `mini-kubelet run` replays a lifecycle scenario through the course's whole kubelet (sources,
+# sync loop, pod workers, runtime sync, PLEG and status) on a virtual clock. `replay(name)` runs
+# `examples/scenarios/NAME.yaml` with `--output json` and returns the report as a dict. Its
+# `"watch"` list is what `kubectl get pods -w` would print: one row per change, each a dict with
+# `"time"` (seconds), `"pod"`, `"ready"`, `"status"`, `"restarts"` and `"phase"`.
+#
+# Write `phase_changes(report, pod)`: the `(time, phase)` of the first row of that Pod, and of
+# every later row of that Pod whose phase differs from its previous row's. The check replays five
+# scenarios; the **sequence** of phases in each is what `getPhase` says it must be.
+
+# %%
+def replay(name: str) -> dict:
+    """The JSON report of `mini-kubelet run examples/scenarios/NAME.yaml --output json`."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        mini_kubelet(["run", str(course_path(f"examples/scenarios/{name}.yaml")), "--output", "json"])
+    return json.loads(out.getvalue())
+
+
+class Report(dict):
+    """A replay report, shown by its scenario's name in the check tables."""
+
+    def __repr__(self) -> str:
+        return f"<replay {self['scenario']['name']}>"
+
+
+crash_loop = Report(replay("lifecycle-crash-loop"))
+print([row for row in crash_loop["watch"]][:4])
+
+
+# %%
+def phase_changes(report: dict, pod: str) -> list:
+    """(time, phase) whenever the Pod's phase changes in the replay's watch rows (its first row included)."""
+    # BEGIN SOLUTION
+    changes = []
+    for row in report["watch"]:
+        if row["pod"] == pod and (not changes or changes[-1][1] != row["phase"]):
+            changes.append((row["time"], row["phase"]))
+    return changes
+    # END SOLUTION
+
+
+# %%
+check("Exercise 7: trace a Pod through a replay", phase_changes, [
+    case(Report(replay("lifecycle-never")), "report", expected=[(0, "Pending"), (1, "Running"), (21, "Failed")],
+         note="getPhase: Never, its only container exited 1"),
+    case(Report(replay("lifecycle-on-failure")), "import", expected=[(0, "Pending"), (1, "Running"), (41, "Succeeded")],
+         note="getPhase: OnFailure, restarted after exit 1, then exit 0"),
+    case(crash_loop, "web", expected=[(0, "Pending"), (1, "Running")],
+         note="getPhase: a crash-looping container counts as stopped; Always stays Running"),
+    case(Report(replay("lifecycle-init-containers")), "orders", expected=[(0, "Pending"), (11, "Running")],
+         note="getPhase: Pending while an init container is pending"),
+    case(Report(replay("lifecycle-graceful-deletion")), "web", expected=[(0, "Pending"), (1, "Running"), (20, "Failed")],
+         note="getPhase, pod terminal: the container ended on SIGTERM (143), not 0"),
+])
+
+# %% [markdown]
 # ## What you learned
 #
 # - The phase is computed from the container statuses and the restart policy at every sync: a
@@ -532,6 +597,8 @@ check("Exercise 6: the grace period of a container stop", container_grace_period
 #   kills the Pod under `Never`; the app containers wait for the last one.
 # - The PLEG reports states, not histories: each relist compares two listings and sends
 #   `ContainerStarted`, `ContainerDied` or `ContainerRemoved`; `ContainerChanged` is never sent.
+# - A replay shows the same rules at work over time: a `Never` Pod ends `Failed`, an `Always` Pod
+#   in a crash loop stays `Running`, an init-container Pod is `Pending` until the last one succeeds.
 # - A container stopped during a sync gets its deletion's, probe's or Pod's grace period, at least
 #   2 s; a Pod being terminated passes its own grace period as an override, which has no floor.
 #
