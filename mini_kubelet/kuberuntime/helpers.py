@@ -22,6 +22,7 @@ def is_init_container_failed(status: Status) -> bool:
     return status.state == CONTAINER_STATE_UNKNOWN
 
 
+# --8<-- [start:get_stable_key]
 def get_stable_key(pod: V1Pod, container: V1Container) -> str:
     """The back-off key: pod name, namespace, UID, container name and spec hash (hex), joined by "_".
 
@@ -30,3 +31,4 @@ def get_stable_key(pod: V1Pod, container: V1Container) -> str:
     """
     meta = pod.metadata
     return f"{meta.name}_{meta.namespace}_{meta.uid}_{container.name}_{hash_container(container):x}"
+# --8<-- [end:get_stable_key]

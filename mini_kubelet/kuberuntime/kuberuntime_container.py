@@ -30,10 +30,12 @@ from mini_kubelet.container import (
 from mini_kubelet.cri import CRIError, RuntimeService
 from mini_kubelet.kuberuntime.helpers import is_init_container_failed
 
+# --8<-- [start:minimum_grace_period]
 MINIMUM_GRACE_PERIOD_IN_SECONDS = 2  # kuberuntime_manager.go minimumGracePeriodInSeconds
 REASON_STARTUP_PROBE = "StartupProbe"  # containerKillReason
 REASON_LIVENESS_PROBE = "LivenessProbe"
 REASON_UNKNOWN = "Unknown"
+# --8<-- [end:minimum_grace_period]
 ERR_CREATE_CONTAINER = "CreateContainerError"  # kuberuntime's own start errors (pkg/kubelet/kuberuntime/kuberuntime_container.go)
 
 
@@ -210,6 +212,7 @@ def start_container(runtime: RuntimeService, sandbox_id: str, pod: V1Pod, contai
     return "", None
 
 
+# --8<-- [start:set_termination_grace_period]
 def set_termination_grace_period(pod: V1Pod, container: V1Container, reason: str) -> int:
     """The grace period for stopping one container: the deletion's, else the probe's (for a probe kill), else the pod's, else 2.
 
@@ -223,8 +226,10 @@ def set_termination_grace_period(pod: V1Pod, container: V1Container, reason: str
             return probe.termination_grace_period_seconds
         return pod.spec.termination_grace_period_seconds
     return MINIMUM_GRACE_PERIOD_IN_SECONDS
+# --8<-- [end:set_termination_grace_period]
 
 
+# --8<-- [start:kill_container]
 def kill_container(runtime: RuntimeService, pod: V1Pod, container_id: str, container_name: str, message: str,
                    reason: str, grace_period_override: Optional[int], recorder: events.Recorder) -> int:
     """Stop one container with its grace period (at least 2 s, unless overridden); returns the period used.
@@ -243,6 +248,7 @@ def kill_container(runtime: RuntimeService, pod: V1Pod, container_id: str, conta
     recorder.eventf(involved(pod, spec), events.NORMAL, events.KILLING_CONTAINER, message or f"Stopping container {spec.name}")
     runtime.stop_container(container_id, grace_period)
     return grace_period
+# --8<-- [end:kill_container]
 
 
 def kill_containers_with_sync_result(runtime: RuntimeService, pod: V1Pod, running_pod: Pod,
