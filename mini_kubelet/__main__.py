@@ -1,5 +1,5 @@
 """Run the command line as `python -m mini_kubelet`."""
 
-from mini_kubelet.cmd.main import main
+from mini_kubelet.cmd.main import command
 
-raise SystemExit(main())
+raise SystemExit(command())

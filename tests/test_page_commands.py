@@ -49,3 +49,21 @@ def test_only_mini_kubelet_commands_run_on_pages():
 
     with pytest.raises(PluginError, match="only mini-kubelet commands"):
         run_commands(["rm -rf /"], ROOT)
+
+
+def test_main_inside_another_process_leaves_its_signals_alone():
+    """Only the program sets SIGPIPE to its default; a test worker or the site build must keep theirs."""
+    import signal
+
+    from mini_kubelet.cmd.main import main
+
+    before = signal.getsignal(signal.SIGPIPE)
+    assert main(["show", "examples/pods/web.yaml"]) == 0
+    assert signal.getsignal(signal.SIGPIPE) == before
+
+
+def test_the_program_ends_quietly_when_its_reader_goes():
+    """`mini-kubelet ... | head -1`: no traceback on a closed pipe."""
+    head = subprocess.run(f"{sys.executable} -m mini_kubelet run examples/scenarios/memory-hard.yaml --output json"
+                          " | head -c 10", shell=True, cwd=ROOT, capture_output=True, text=True)
+    assert head.stdout == '{\n  "versi' and "Traceback" not in head.stderr and "BrokenPipe" not in head.stderr

@@ -30,10 +30,19 @@ def version() -> str:
     return f"{PROG} {course}, mirroring the Kubernetes {KUBERNETES_VERSION} kubelet"
 
 
+def command() -> int:
+    """The `mini-kubelet` program: main() on the process's arguments, ending quietly when its reader goes.
+
+    Only the program itself gives SIGPIPE its default action (`mini-kubelet ... | head` ends at once, no
+    traceback); main() called inside another process (a test, the site build) must leave its signals alone.
+    """
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    return main()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse the arguments, run the command, and turn bad input into one line and exit 2."""
-    if hasattr(signal, "SIGPIPE"):
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `mini-kubelet ... | head` ends quietly
     args = parser().parse_args(argv)
     try:
         return importlib.import_module(f"mini_kubelet.cmd.{args.command}").run(args)
