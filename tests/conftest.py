@@ -29,3 +29,16 @@ def pytest_runtest_makereport(item, call):
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
         report.longrepr = f"skipped in CI, where every test must run: {reason}"
 
+
+
+# The longest test files start first: in parallel (`--dist loadfile`) each runs on its own worker while
+# the short files fill the other, instead of starting last and running on alone at the end.
+LONGEST_FIRST = ("test_offline", "test_site")
+
+
+def pytest_collection_modifyitems(config, items):
+    def rank(item):
+        module = item.module.__name__.rsplit(".", 1)[-1]
+        return LONGEST_FIRST.index(module) if module in LONGEST_FIRST else len(LONGEST_FIRST)
+
+    items.sort(key=rank)  # stable: the order within each file stays as written
