@@ -44,10 +44,14 @@ DROP, END = "drop", "end"
 
 
 class FakeAPIServer:
-    """Lists and watch connections served from a script; every request is recorded."""
+    """Lists and watch connections served from a script, and fixed objects by path; every request is recorded.
 
-    def __init__(self, lists, watches, status=200):
+    `objects` maps a path (e.g. /api/v1/nodes/node-1) to the (code, body) a GET of it answers.
+    """
+
+    def __init__(self, lists, watches, status=200, objects=None):
         self.lists, self.watches, self.status, self.requests = list(lists), list(watches), status, []
+        self.objects = dict(objects or {})
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -64,6 +68,8 @@ class FakeAPIServer:
                     return self.reply(server.status, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
                                                       "code": server.status, "reason": "Forbidden",
                                                       "message": 'pods is forbidden: User "x" cannot list pods'})
+                if url.path in server.objects:
+                    return self.reply(*server.objects[url.path])
                 if query.get("watch") != "true":
                     version, items = server.lists.pop(0)
                     return self.reply(200, {"kind": "PodList", "apiVersion": "v1",

@@ -8,16 +8,11 @@ kubelet's: canAdmitPod's verdict (kubelet.go), GetPodQOS, and computePodActions 
 
 from __future__ import annotations
 
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, urlparse
-
 import pytest
 
 from mini_kubelet.cmd.main import main
 
-from .test_config_apiserver import DROP, END, GONE, NODE, event, kubeconfig
+from .test_config_apiserver import DROP, END, GONE, NODE, FakeAPIServer, event, kubeconfig
 
 pytestmark = pytest.mark.ch1
 
@@ -41,70 +36,11 @@ def pod(name, rv, *, memory=None, init=None, deleting=False, phase=None):
     return doc
 
 
-class Server:
-    """GET /api/v1/nodes/NAME, and the pod list and watches from a script; every request is recorded."""
-
-    def __init__(self, lists, watches, status=200, node=True):
-        self.lists, self.watches, self.status, self.node, self.requests = list(lists), list(watches), status, node, []
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
-            def do_GET(self):
-                url = urlparse(self.path)
-                query = {k: v[0] for k, v in parse_qs(url.query).items()}
-                server.requests.append((self.command, url.path, query))
-                if server.status != 200:
-                    return self.reply(server.status, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
-                                                      "code": server.status, "reason": "Forbidden", "message": "no"})
-                if url.path.startswith("/api/v1/nodes/"):
-                    if not server.node:
-                        return self.reply(404, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
-                                                "code": 404, "reason": "NotFound", "message": "nodes not found"})
-                    return self.reply(200, NODE_OBJECT)
-                if query.get("watch") != "true":
-                    version, items = server.lists.pop(0)
-                    return self.reply(200, {"kind": "PodList", "apiVersion": "v1",
-                                            "metadata": {"resourceVersion": str(version)}, "items": items})
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Transfer-Encoding", "chunked")
-                self.end_headers()
-                for item in server.watches.pop(0):
-                    if item == DROP:
-                        self.close_connection = True
-                        self.wfile.flush()
-                        return
-                    if item == END:
-                        break
-                    data = (json.dumps(item) + "\n").encode()
-                    self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-                    self.wfile.flush()
-                self.wfile.write(b"0\r\n\r\n")
-
-            def reply(self, code, body):
-                data = json.dumps(body).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+def Server(lists, watches, status=200, node=True):
+    """The loopback API server of the config tests, which also answers GET /api/v1/nodes/NODE."""
+    missing = (404, {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 404, "reason": "NotFound",
+                     "message": "nodes not found"})
+    return FakeAPIServer(lists, watches, status, objects={f"/api/v1/nodes/{NODE}": (200, NODE_OBJECT) if node else missing})
 
 
 def test_once_lists_and_says_what_the_kubelet_would_do(tmp_path, capsys):
@@ -123,7 +59,7 @@ def test_once_lists_and_says_what_the_kubelet_would_do(tmp_path, capsys):
     assert "QoS class Burstable" in big and "rejected: OutOfmemory: Node didn't have enough resource: memory" in big
     assert "being deleted: the pod worker stops it with a grace period of 20s" in out
     assert "terminal: the pod worker only finishes it" in out
-    assert {(m, p) for m, p, _ in server.requests} == {("GET", f"/api/v1/nodes/{NODE}"), ("GET", "/api/v1/pods")}
+    assert {p for p, _ in server.requests} == {f"/api/v1/nodes/{NODE}", "/api/v1/pods"}  # GETs only: the server answers nothing else
 
 
 def test_watch_follows_changes_through_bookmark_drop_and_gone(tmp_path, capsys):
@@ -145,7 +81,7 @@ def test_watch_follows_changes_through_bookmark_drop_and_gone(tmp_path, capsys):
                        "ADDED default/c (resourceVersion 19)",  # the relist: a is unchanged, c is new,
                        "DELETED default/b",  # and b is gone
                        "DELETED default/a"]
-    watched = [q.get("resourceVersion") for _, p, q in server.requests if q.get("watch") == "true"]
+    watched = [q.get("resourceVersion") for p, q in server.requests if q.get("watch") == "true"]
     assert watched == ["10", "12", "20"]
 
 
