@@ -1,0 +1,52 @@
+"""Every chapter's pages, from chapter 1 to the capstone: each has its objectives, key points and upstream links;
+the code it includes names sections that exist; the files its run markers name exist.
+
+One check for all chapters (it was written twice, for chapters 1 and 4), each page's test marked with its chapter,
+so `pytest -m ch5` runs chapter 5's. The chapters' own facts stay in test_pages_ch1.py, test_pages_ch4.py and
+test_playbook.py.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+import pytest
+
+from hooks.course import RUN_MARKER, VALID_REF
+
+from .conftest import DOCS, ROOT
+
+CHAPTERS = range(1, 6)
+SNIPPET = re.compile(r'^\s*--8<-- "([^":]+)(?::([\w.-]+))?"$', re.M)
+PAGES = [pytest.param(page, id=page.relative_to(DOCS).as_posix(), marks=getattr(pytest.mark, f"ch{chapter}"))
+         for chapter in CHAPTERS for page in sorted((DOCS / f"chapter-{chapter}").rglob("*.md"))]
+
+
+def test_every_chapter_has_pages():
+    for chapter in CHAPTERS:
+        assert (DOCS / f"chapter-{chapter}" / "index.md").exists(), chapter
+    assert len(PAGES) >= 5 * len(CHAPTERS)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_has_objectives_key_points_and_upstream_links(page):
+    text = page.read_text()
+    assert "## What you will learn" in text
+    assert "## Key points" in text
+    assert VALID_REF.search(" ".join(re.findall(r"\[\[([^\[\]\n]*)\]\]", text))), "no [[upstream]] reference"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_snippets_name_sections_that_exist(page):
+    for path, section in SNIPPET.findall(page.read_text()):
+        source = (ROOT / path).read_text()
+        assert not section or f"--8<-- [start:{section}]" in source, f"{page.name}: no section {section} in {path}"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_run_markers_name_files_that_exist(page):
+    for _, command in RUN_MARKER.findall(page.read_text()):
+        for word in shlex.split(command):
+            if word.startswith("examples/"):
+                assert (ROOT / word).exists(), f"{page.name}: {word} does not exist"
