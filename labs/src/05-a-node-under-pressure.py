@@ -340,6 +340,8 @@ check("Exercise 4: the next victim and its message", next_eviction, [
               "10%: of each signal's own capacity"),
     pass_case(pods, summary, node.with_kubelet(kubelet, "soft grace 0s", evictionSoftGracePeriod={"memory.available": "0s"}),
               "grace 0: four thresholds acted on, the last copy first"),
+    pass_case(node.with_pod(pods, "log-shipper-worker-5", "log-shipper-worker-5 at priority -20", priority=-20), summary,
+              kubelet, "a static Pod ranked first is skipped"),
 ])
 
 # %% [markdown]
@@ -414,8 +416,9 @@ check("Exercise 5: the next pass, and one setting changed", two_passes, [
                             memory_request="1Gi"), summary, kubelet, "a request raised: two others go", passes=2),
     pass_case(node.with_pod(pods, "adhoc-query-5d9f8b6c4-kx7tw", "adhoc-query at priority 0", priority=0), summary,
               kubelet, "a priority raised: the BestEffort Pod is spared, the next one is not", passes=2),
-    pass_case(pods, summary, settings("soft grace 30s", evictionSoftGracePeriod={"memory.available": "30s"}),
-              "the soft threshold acts on the second pass; which one is named?", passes=2),
+    pass_case(pods, summary, settings("soft grace 30s, no minimum reclaim", evictionSoftGracePeriod={"memory.available": "30s"},
+                                      evictionMinimumReclaim=None),
+              "the soft threshold, first met 30 s ago, acts on the second pass", passes=2),
     pass_case(pods, summary, settings("evictionHard 500Mi", evictionHard={"memory.available": "500Mi"}),
               "no hard threshold met, the soft one waits: nothing", passes=2),
     pass_case(with_thumbnailer, summary, kubelet, "a Pod without stats frees nothing it is seen to use", passes=2),
