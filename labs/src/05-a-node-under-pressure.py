@@ -72,10 +72,10 @@ for p in sorted(all_pods, key=lambda p: -working_sets.get(p.metadata.uid, 0)):
 #
 # The kubelet builds its thresholds from the configuration (`ParseThresholdConfig`):
 #
-# - `evictionHard`, in the order written. **If the field is absent**, the v1.27 defaults apply
+# - `evictionHard`, in the order written. **If the field is absent** (or null), the v1.27 defaults apply
 #   (`DEFAULT_EVICTION_HARD`: `memory.available<100Mi`, `nodefs.available<10%`,
-#   `nodefs.inodesFree<5%`, `imagefs.available<15%`); if it is present, the signals it leaves out
-#   have **no** hard threshold at all.
+#   `nodefs.inodesFree<5%`, `imagefs.available<15%`); if it is present, even empty, the signals it
+#   leaves out have **no** hard threshold at all.
 # - then `evictionSoft`, each with its `evictionSoftGracePeriod`;
 # - every threshold gets its signal's `evictionMinimumReclaim`;
 # - when `enforceNodeAllocatable` (default `["pods"]`) contains `"pods"`, each `memory.available`
@@ -98,8 +98,10 @@ for p in sorted(all_pods, key=lambda p: -working_sets.get(p.metadata.uid, 0)):
 def kubelet_thresholds(kubelet: dict) -> list:
     """The node's eviction thresholds, in the order the kubelet keeps them."""
     # BEGIN SOLUTION
-    hard = kubelet["evictionHard"] if "evictionHard" in kubelet else DEFAULT_EVICTION_HARD
-    return parse_threshold_config(kubelet.get("enforceNodeAllocatable", ["pods"]), hard or {},
+    hard = kubelet.get("evictionHard")
+    if hard is None:
+        hard = DEFAULT_EVICTION_HARD
+    return parse_threshold_config(kubelet.get("enforceNodeAllocatable", ["pods"]), hard,
                                   kubelet.get("evictionSoft") or {}, kubelet.get("evictionSoftGracePeriod") or {},
                                   kubelet.get("evictionMinimumReclaim") or {})
     # END SOLUTION
@@ -133,6 +135,8 @@ check("Exercise 1: which thresholds are met?", thresholds_met, [
     met_case(node.with_memory(summary, node="750Mi"), kubelet, "exactly the threshold: not met (strictly greater)"),
     met_case(summary, node.with_kubelet(kubelet, "evictionHard removed", evictionHard=None),
              "no evictionHard: the defaults, memory.available<100Mi"),
+    met_case(node.with_memory(summary, node="50Mi"), node.with_kubelet(kubelet, "evictionHard {}", evictionHard={}),
+             "an empty evictionHard: no hard threshold, not the defaults"),
     met_case(node.with_imagefs(summary, "12Gi"), kubelet, "imagefs below 15% of its capacity"),
     met_case(node.with_imagefs(summary, "12Gi"), node.with_kubelet(kubelet, "evictionHard memory only",
                                                                   evictionHard={"memory.available": "750Mi"}),

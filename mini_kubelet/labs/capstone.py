@@ -79,13 +79,15 @@ def active_pods(pods: list[V1Pod]) -> PodSet:
 # --- the settings and the kubelet's answers ---------------------------------------------------------------
 
 def eviction_config(kubelet: dict) -> mgr.Config:
-    """The eviction manager's Config from a KubeletConfiguration: evictionHard omitted means the defaults.
+    """The eviction manager's Config from a KubeletConfiguration: evictionHard omitted (or null) means the defaults.
 
     Upstream: pkg/kubelet/eviction/helpers.go ParseThresholdConfig, with the v1beta1 defaults
     (evictionHard, enforceNodeAllocatable [pods], evictionPressureTransitionPeriod 5m)
     """
-    hard = kubelet["evictionHard"] if "evictionHard" in kubelet else dict(DEFAULT_EVICTION_HARD)
-    found = th.parse_threshold_config(kubelet.get("enforceNodeAllocatable", ["pods"]), hard or {},
+    hard = kubelet.get("evictionHard")
+    if hard is None:  # cmd/kubelet/app/server.go: only a nil map is defaulted; an empty one means none
+        hard = dict(DEFAULT_EVICTION_HARD)
+    found = th.parse_threshold_config(kubelet.get("enforceNodeAllocatable", ["pods"]), hard,
                                       kubelet.get("evictionSoft") or {}, kubelet.get("evictionSoftGracePeriod") or {},
                                       kubelet.get("evictionMinimumReclaim") or {})
     transition = th.duration_to_timedelta(th.parse_duration(str(kubelet.get("evictionPressureTransitionPeriod", "5m"))))
