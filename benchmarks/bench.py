@@ -125,7 +125,7 @@ def eviction_pass_rows() -> list[tuple[str, str]]:
             manager = managers.pop()  # a fresh manager each pass: a second pass on one summary would not act
             manager.synchronize(summary, pods)
 
-        repeat, number = 7, 20
+        repeat, number = 15, 10
         ms = []
         for _ in range(repeat):
             managers[:] = [eviction_manager.Manager(eviction_manager.Config(thresholds=thresholds), Clock())
