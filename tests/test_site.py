@@ -72,7 +72,7 @@ class QuietHandler(SimpleHTTPRequestHandler):
         pass
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")  # not session: a sync Playwright left running blocks test_offline's on the same worker
 def browser():
     executable = find_chromium()
     if executable is None:
