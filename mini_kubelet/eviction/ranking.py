@@ -210,7 +210,7 @@ def ordered_by(*cmps: CmpFunc) -> Callable[[list], list]:
 
     def sort(pods: list) -> list:
         if all(keys):
-            pods.sort(key=lambda pod: tuple(key(pod) for key in keys))
+            pods.sort(key=lambda pod: [key(pod) for key in keys])  # lists compare item by item, as tuples do
         else:
             pods.sort(key=functools.cmp_to_key(combined))
         return pods
