@@ -59,6 +59,9 @@ def parse_quantity(text: Any, *, source: str = "<manifest>", path: str = "") -> 
     if isinstance(text, bool) or not isinstance(text, (str, int, float)):
         raise ManifestError(source, path, f"invalid quantity {json.dumps(text, default=str)}")
     string = str(text)  # a YAML float 0.1 must stay 0.1, not the binary float's expansion
+    known = _PARSED.get(string)
+    if known is not None:  # the same text always parses the same: the ranking reads each request many times
+        return known
     shown = string if len(string) <= 32 else f"{string[:16]}...{string[-8:]}"  # no 400-digit number in a message
     if not _QUANTITY.fullmatch(string):
         raise ManifestError(source, path, f'invalid quantity "{shown}"')
@@ -70,8 +73,15 @@ def parse_quantity(text: Any, *, source: str = "<manifest>", path: str = "") -> 
         if string[-2:] in _BINARY_SUFFIXES:  # ParseQuantity caps a binary-suffixed amount at the int64 maximum
             return Decimal(MAX_INT64).copy_sign(amount)
         raise ManifestError(source, path, f'quantity "{shown}" is out of range (the kubelet reads int64 amounts)')
+    if len(_PARSED) >= _PARSED_MAX:
+        _PARSED.clear()
+    _PARSED[string] = amount
     return amount
 # --8<-- [end:parse_quantity]
+
+
+_PARSED: dict[str, Decimal] = {}  # parse_quantity's answers by text (a Decimal is immutable); errors are not kept
+_PARSED_MAX = 4096
 
 
 # --8<-- [start:milli_value]

@@ -699,3 +699,16 @@ def test_at_most_one_threshold_eviction_per_pass(population, availabilities, adv
         assert len(evicted) <= 1
         if evicted:  # and only when a threshold has been met for its grace period
             assert manager.last_sync.threshold_to_reclaim is not None
+
+
+def test_an_init_containers_ephemeral_storage_limit_alone_still_limits_the_pod():
+    """podEphemeralStorageLimitEviction reads PodLimits, where an init container's limit counts (the larger of it and
+    the app containers' sum): the check must not be skipped because no app container sets a limit."""
+    pod = api.pod_from_manifest({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "init-limited", "uid": "init-limited"},
+                                 "spec": {"containers": [{"name": "app", "image": "app"}],
+                                          "initContainers": [{"name": "setup", "image": "setup",
+                                                              "resources": {"limits": {"ephemeral-storage": "1Gi"}}}]}})
+    manager, clock, killer = make_manager([], local_storage_capacity_isolation=True)
+    summary = stats.summary_from_json({"node": {}, "pods": [storage_stats(pod, ephemeral="2Gi")]})
+    assert [(e.signal, e.message) for e in manager.synchronize(summary, [pod])] == [
+        ("ephemeralpodfs.limit", "Pod ephemeral local storage usage exceeds the total limit of containers 1Gi. ")]

@@ -356,3 +356,20 @@ def test_ranking_is_a_permutation_ordered_by_upstream_keys(specs):
         return (1, 0 if over > 0 else 1, ranking.pod_priority(pod), -over)
     keys = [key(pod) for pod in ranked]
     assert keys == sorted(keys)
+
+
+@settings(max_examples=60, deadline=None)
+@given(pod_specs, st.randoms(use_true_random=False))
+def test_sorting_by_the_comparators_keys_gives_the_order_comparing_pairs_gives(specs, rnd):
+    """ordered_by sorts by the comparators' keys when each has one (a speed-up): the order must be the one
+    that comparing pods pair by pair gives, as upstream's multiSorter does, for every rank function's chain."""
+    pods, stats = _population(specs)
+    rnd.shuffle(pods)
+    chains = [(ranking.exceed_memory_requests(stats), ranking.priority, ranking.memory(stats)),
+              (ranking.priority, ranking.process(stats)),
+              (ranking.exceed_disk_requests(stats, ALL_FS, EPH), ranking.priority, ranking.disk(stats, ALL_FS, EPH)),
+              (ranking.exceed_disk_requests(stats, ALL_FS, INODES), ranking.priority, ranking.disk(stats, ALL_FS, INODES))]
+    for cmps in chains:
+        assert all(callable(getattr(cmp, "key", None)) for cmp in cmps)
+        pairwise = [lambda p1, p2, cmp=cmp: cmp(p1, p2) for cmp in cmps]  # no key: ordered_by compares pairs
+        assert names(ranking.ordered_by(*cmps)(list(pods))) == names(ranking.ordered_by(*pairwise)(list(pods)))

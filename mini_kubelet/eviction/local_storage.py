@@ -72,6 +72,9 @@ def pod_ephemeral_storage_limit_eviction(pod_stats: stats.PodStats, pod: V1Pod,
 
     Upstream: pkg/kubelet/eviction/eviction_manager.go managerImpl.podEphemeralStorageLimitEviction
     """
+    containers = [*(pod.spec.containers or []), *(pod.spec.init_containers or [])]
+    if not any("ephemeral-storage" in ((c.resources.limits if c.resources else None) or {}) for c in containers):
+        return None  # no container limits it, so the pod's limits have no entry: skip summing them all
     limits = resource.pod_limits(pod)
     if "ephemeral-storage" not in limits:
         return None

@@ -103,13 +103,25 @@ def priority(p1: V1Pod, p2: V1Pod) -> int:
     return _sign(pod_priority(p1) - pod_priority(p2))
 
 
-def _with_stats(stats: StatsFunc, compare: Callable) -> CmpFunc:
-    """A comparator that first puts a pod without stats ahead of one with stats."""
+priority.key = pod_priority  # the same order as a sort key: see ordered_by
+
+
+def _with_stats(stats: StatsFunc, compare: Callable, key: Callable) -> CmpFunc:
+    """A comparator that first puts a pod without stats ahead of one with stats.
+
+    key(pod, pod_stats) orders pods with stats as compare does; the comparator's own key puts (0,), a pod
+    without stats, before (1, key), one with stats.
+    """
     def cmp(p1: V1Pod, p2: V1Pod) -> int:
         s1, s2 = stats(p1), stats(p2)
         if s1 is None or s2 is None:
             return cmp_bool(s1 is None, s2 is None)
         return compare(p1, s1, p2, s2)
+
+    def sort_key(pod: V1Pod) -> tuple:
+        pod_stats = stats(pod)
+        return (0,) if pod_stats is None else (1, key(pod, pod_stats))
+    cmp.key = sort_key
     return cmp
 
 
@@ -124,7 +136,8 @@ def exceed_memory_requests(stats: StatsFunc) -> CmpFunc:
     """
     def exceeds(pod, pod_stats):
         return _memory_usage(pod_stats) > get_resource_request_quantity(pod, RESOURCE_MEMORY)
-    return _with_stats(stats, lambda p1, s1, p2, s2: cmp_bool(exceeds(p1, s1), exceeds(p2, s2)))
+    return _with_stats(stats, lambda p1, s1, p2, s2: cmp_bool(exceeds(p1, s1), exceeds(p2, s2)),
+                       lambda pod, pod_stats: not exceeds(pod, pod_stats))  # True (exceeds) first, as cmp_bool
 
 
 def memory(stats: StatsFunc) -> CmpFunc:
@@ -134,7 +147,8 @@ def memory(stats: StatsFunc) -> CmpFunc:
     """
     def above(pod, pod_stats):
         return _memory_usage(pod_stats) - get_resource_request_quantity(pod, RESOURCE_MEMORY)
-    return _with_stats(stats, lambda p1, s1, p2, s2: _sign(above(p2, s2) - above(p1, s1)))
+    return _with_stats(stats, lambda p1, s1, p2, s2: _sign(above(p2, s2) - above(p1, s1)),
+                       lambda pod, pod_stats: -above(pod, pod_stats))  # larger first
 
 
 def process(stats: StatsFunc) -> CmpFunc:
@@ -144,7 +158,7 @@ def process(stats: StatsFunc) -> CmpFunc:
     """
     def count(pod_stats):
         return (pod_stats.process_stats.process_count if pod_stats.process_stats else None) or 0
-    return _with_stats(stats, lambda p1, s1, p2, s2: _sign(count(s2) - count(s1)))
+    return _with_stats(stats, lambda p1, s1, p2, s2: _sign(count(s2) - count(s1)), lambda pod, pod_stats: -count(pod_stats))
 
 
 def exceed_disk_requests(stats: StatsFunc, fs_stats_to_measure: Iterable[str], disk_resource: str) -> CmpFunc:
@@ -156,7 +170,8 @@ def exceed_disk_requests(stats: StatsFunc, fs_stats_to_measure: Iterable[str], d
 
     def exceeds(pod, pod_stats):
         return pod_disk_usage(pod_stats, pod, measure)[disk_resource] > get_resource_request_quantity(pod, disk_resource)
-    return _with_stats(stats, lambda p1, s1, p2, s2: cmp_bool(exceeds(p1, s1), exceeds(p2, s2)))
+    return _with_stats(stats, lambda p1, s1, p2, s2: cmp_bool(exceeds(p1, s1), exceeds(p2, s2)),
+                       lambda pod, pod_stats: not exceeds(pod, pod_stats))
 
 
 def disk(stats: StatsFunc, fs_stats_to_measure: Iterable[str], disk_resource: str) -> CmpFunc:
@@ -169,7 +184,8 @@ def disk(stats: StatsFunc, fs_stats_to_measure: Iterable[str], disk_resource: st
     def above(pod, pod_stats):
         usage = pod_disk_usage(pod_stats, pod, measure)[disk_resource]
         return usage - get_resource_request_quantity(pod, RESOURCE_EPHEMERAL_STORAGE)
-    return _with_stats(stats, lambda p1, s1, p2, s2: _sign(above(p2, s2) - above(p1, s1)))
+    return _with_stats(stats, lambda p1, s1, p2, s2: _sign(above(p2, s2) - above(p1, s1)),
+                       lambda pod, pod_stats: -above(pod, pod_stats))
 # --8<-- [end:comparators]
 
 
@@ -178,6 +194,10 @@ def ordered_by(*cmps: CmpFunc) -> Callable[[list], list]:
     """A sorter: the first comparator that tells two pods apart decides; sorts the list in place and returns it.
 
     Upstream: pkg/kubelet/eviction/helpers.go orderedBy (multiSorter)
+
+    When every comparator also has a key (the course's all do), the pods are sorted by the tuple of their
+    keys: the same order, as Python's sort is stable, with each pod's keys worked out once instead of at
+    every comparison.
     """
     def combined(p1: V1Pod, p2: V1Pod) -> int:
         for cmp in cmps:
@@ -186,8 +206,13 @@ def ordered_by(*cmps: CmpFunc) -> Callable[[list], list]:
                 return result
         return 0
 
+    keys = [getattr(cmp, "key", None) for cmp in cmps]
+
     def sort(pods: list) -> list:
-        pods.sort(key=functools.cmp_to_key(combined))
+        if all(keys):
+            pods.sort(key=lambda pod: [key(pod) for key in keys])  # lists compare item by item, as tuples do
+        else:
+            pods.sort(key=functools.cmp_to_key(combined))
         return pods
     return sort
 # --8<-- [end:ordered_by]

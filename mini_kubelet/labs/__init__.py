@@ -176,7 +176,9 @@ def _cell_label(filename: str) -> str | None:
 
 
 def _show(value: Any, width: int | None = 48) -> str:
-    """A value for the table, cut to `width`; Kubernetes objects are shown by kind and name."""
+    """A value for the table, cut to `width`; Kubernetes objects are shown by kind and name, a labelled list by its label."""
+    if isinstance(value, list) and isinstance(getattr(value, "label", None), str):
+        return value.label if width is None else _cut(value.label, width)
     if isinstance(value, (list, tuple)) and any(type(v).__name__.startswith("V1") for v in value):
         text = "[" + ", ".join(_show(v, None) for v in value) + "]"
         return text if width is None else _cut(text, width)
