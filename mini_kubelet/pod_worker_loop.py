@@ -137,6 +137,7 @@ class PodWorkerLoop:
         if status is None:
             return
         status.terminated_at = self.clock.now()
+        self.pod_sync_statuses.changes += 1  # a worker that could have running containers no longer can
         for completed in status.notify_post_terminating:
             completed()
         status.notify_post_terminating, status.status_post_terminating = [], []

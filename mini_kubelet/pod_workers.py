@@ -75,7 +75,10 @@ class _Workers(dict):
 
 
 class _Statuses(dict):
-    """pod_sync_statuses, with a count of the UIDs coming and going (housekeeping has nothing new to do without one)."""
+    """pod_sync_statuses, with a count of the UIDs coming and going and of workers becoming terminated.
+
+    A reader that saw the same count saw the same workers, each as able (or not) to have running containers.
+    """
 
     def __init__(self):
         super().__init__()
@@ -298,6 +301,7 @@ class PodWorkers(PodWorkerLoop):
         """A pod terminated before it started: finished at once. Upstream: podWorkers.cleanupUnstartedPod"""
         self.cleanup_pod_updates(pod.metadata.uid)
         status.finished, status.working, status.terminated_at = True, False, self.clock.now()
+        self.pod_sync_statuses.changes += 1
         if self.started_static_pods_by_fullname.get(status.fullname) == pod.metadata.uid:
             del self.started_static_pods_by_fullname[status.fullname]
 

@@ -148,7 +148,8 @@ class StatusManager:
         self.clock, self.get_mirror_pod = clock, get_mirror_pod
         self.pod_statuses: dict[str, VersionedPodStatus] = {}
         self.api_statuses: dict[str, V1PodStatus] = {}  # what was last sent to the API server
-        self.generation = 0  # counts every change to the cached statuses (or to what was sent)
+        self.generation = 0  # counts every change to the cached statuses
+        self.api_generation = 0  # counts every status sent to the API server (api_statuses)
         self.log: list[str] = []
 
     def get_pod_status(self, uid: str) -> Optional[V1PodStatus]:
@@ -236,6 +237,7 @@ class StatusManager:
         old = self.api_statuses.get(pod.metadata.uid) or pod.status or V1PodStatus()
         merged = merge_pod_status(old, cached.status, could_have_running_containers)
         self.api_statuses[pod.metadata.uid] = merged
+        self.api_generation += 1
         return merged
 
     def can_be_deleted(self, uid: str) -> bool:
@@ -250,6 +252,7 @@ class StatusManager:
         """Forget the statuses of pods no longer known. Upstream: manager.RemoveOrphanedStatuses"""
         for uid in [u for u in self.pod_statuses if u not in uids]:
             self.generation += 1
+            self.api_generation += 1
             del self.pod_statuses[uid]
             self.api_statuses.pop(uid, None)
 

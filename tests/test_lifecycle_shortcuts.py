@@ -1,10 +1,11 @@
-"""Chapter 1: a Kubelet that skips settled resyncs tells the same story, byte for byte, as one that runs them all.
+"""Chapter 1: shortcuts that tell the same story, byte for byte: settled resyncs skipped, a replay that follows changes.
 
 `Kubelet(..., skip_settled_resyncs=True)` re-queues the periodic resync of a pod whose SyncPod would change
 nothing (its last sync changed nothing and nothing it reads has changed since) without running SyncPod.
 Upstream runs every resync (pkg/kubelet/pod_workers.go completeWork queues one each resync interval); the
 option is only a shortcut, so every replay must come out the same with it on and off: statuses, events,
-restarts, kills (the `--output json` trace).
+restarts, kills (the `--output json` trace). Likewise the lifecycle replay stores and reads a pod's status
+only when something it comes from has changed; read every second instead, each trace is the same.
 """
 
 from __future__ import annotations
@@ -121,3 +122,25 @@ def test_settled_resyncs_are_skipped_and_unsettled_ones_are_not():
         kubelet.step()
     assert len(syncs) == settled_at + 1
     assert next(c.status for c in kubelet.pod_status(steady).conditions if c.type == "Ready") == "False"
+
+
+@pytest.fixture
+def every_pod_every_second(monkeypatch):
+    """The replay reading every pod's status every second, as it did before it followed changes."""
+    from mini_kubelet.sim import lifecycle_replay
+    monkeypatch.setattr(lifecycle_replay._StatusWriter, "change_driven", False)
+    monkeypatch.setattr(lifecycle_replay._Recorder, "change_driven", False)
+
+
+@pytest.mark.parametrize("path", LIFECYCLE, ids=lambda p: p.stem)
+def test_following_changes_gives_each_example_the_same_trace(path: Path, request):
+    change_driven = trace(path, False)
+    request.getfixturevalue("every_pod_every_second")
+    assert trace(path, False) == change_driven
+
+
+def test_following_changes_gives_a_busy_node_the_same_trace(request):
+    scenario = load_lifecycle_scenario(many_pods_scenario(24, 8), "busy-node", EXAMPLES / "scenarios", "busy-node")
+    change_driven = trace(scenario, True)
+    request.getfixturevalue("every_pod_every_second")
+    assert trace(scenario, True) == change_driven
