@@ -93,8 +93,11 @@ class KubeletSyncer:
         before = self.settled.get(pod.metadata.uid) if self.skip_settled_resyncs else None
         if before is None:
             return False
-        objects, values = self.sync_inputs(pod, mirror_pod, pod_status)
-        return all(a is b for a, b in zip(before[0], objects)) and before[1] == values
+        objects, values = before
+        if objects[0] is not pod or objects[1] is not mirror_pod or objects[2] is not pod_status:
+            return False
+        now_objects, now_values = self.sync_inputs(pod, mirror_pod, pod_status)
+        return objects[3] is now_objects[3] and values == now_values
 
     def _changes(self, uid: str) -> tuple:
         """What a sync could change besides the runtime's containers: statuses, logs, events, kills, the runtime."""

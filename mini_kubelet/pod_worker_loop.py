@@ -29,6 +29,8 @@ class PodWorkerLoop:
         Upstream: pkg/kubelet/pod_workers.go podWorkerLoop (each goroutine's `for range podUpdates`)
         `held` workers are not run, as upstream's tests hold a worker's channel (workerChannelFn).
         """
+        if not self.pod_updates.notified and not self.delivered:  # no worker has anything to do
+            return 0
         turns, held = 0, set(held)
         while True:
             candidates = self.pod_updates.notified | self.delivered  # the others have nothing to do

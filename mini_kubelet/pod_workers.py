@@ -350,16 +350,15 @@ class PodWorkers(PodWorkerLoop):
         uid = pod.metadata.uid
         status = self.pod_sync_statuses.get(uid)
         is_settled = getattr(self.pod_syncer, "is_settled", None)
-        if (is_settled is None or status is None or self.rand is not PodWorkers.__init__.__kwdefaults__["rand"]
-                or self.pod_updates.get(uid, True) or uid in self.waiting or status.working
-                or status.pending_update is not None or not status.is_started() or status.is_termination_requested()
-                or status.finished or pod.metadata.deletion_timestamp is not None
-                or phase_of(pod) in ("Failed", "Succeeded")):
+        if (is_settled is None or status is None or self.pod_updates.get(uid, True) or status.working
+                or status.pending_update is not None or status.started_at is None or status.terminating_at is not None
+                or status.finished or uid in self.waiting or pod.metadata.deletion_timestamp is not None
+                or self.rand is not _DEFAULT_RAND or phase_of(pod) in ("Failed", "Succeeded")):
             return False
         active = status.active_update
         if (active is None or active.pod is not pod or active.running_pod is not None
                 or (mirror_pod is not None and mirror_pod is not active.mirror_pod)
-                or (status.ctx is not None and status.ctx.cancelled)):
+                or status.ctx is None or status.ctx.cancelled):  # startPodSync would make a new context
             return False
         data = self.pod_cache.get_if_newer_than(uid, self.last_sync_time[uid])
         if data is None or data.err is not None or not is_settled(pod, mirror_pod, data.status):
@@ -428,6 +427,9 @@ class PodWorkers(PodWorkerLoop):
         status.pending_update, status.working = copy.copy(status.active_update), True
         if uid in self.pod_updates:
             self.pod_updates[uid] = True
+
+
+_DEFAULT_RAND = PodWorkers.__init__.__kwdefaults__["rand"]  # no jitter: every delay is its lower bound
 
 
 def _to_api_pod(running_pod: container.Pod) -> V1Pod:

@@ -144,3 +144,35 @@ def test_following_changes_gives_a_busy_node_the_same_trace(request):
     change_driven = trace(scenario, True)
     request.getfixturevalue("every_pod_every_second")
     assert trace(scenario, True) == change_driven
+
+
+def test_a_relist_of_an_unchanged_runtime_lists_nothing_yet_moves_the_cache_on():
+    """pleg/generic.go Relist always ends with cache.UpdateTime (what a worker in GetNewerThan waits for);
+    with the runtime's change counter where the last relist left it, that is all a relist does."""
+    from kubernetes.client import V1ObjectMeta, V1Pod, V1PodSpec
+
+    from mini_kubelet.clock import Clock
+    from mini_kubelet.container_cache import Cache
+    from mini_kubelet.cri import RuntimeService
+    from mini_kubelet.pleg import CONTAINER_DIED, CONTAINER_STARTED, GenericPLEG
+
+    clock, cache = Clock(), Cache()
+    runtime, listings = RuntimeService(clock), []
+    pleg = GenericPLEG(lambda: listings.append(clock.now()) or runtime.get_pods(), clock,
+                       get_pod_status=runtime.get_pod_status, cache=cache, generation=lambda: runtime.generation)
+    pod = V1Pod(metadata=V1ObjectMeta(uid="uid-1", name="web", namespace="shop"), spec=V1PodSpec(containers=[]))
+    sandbox = runtime.run_pod_sandbox(pod, 0)
+    pleg.relist()
+    assert [e.type for e in pleg.event_channel] == [CONTAINER_STARTED] and len(listings) == 1
+    pleg.event_channel.clear()
+    clock.advance(1)
+    woken = []
+    cache.subscribe("uid-1", clock.now(), woken.append)  # waits for something newer than now
+    clock.advance(1)
+    pleg.relist()
+    assert len(listings) == 1 and not pleg.event_channel  # nothing listed, nothing compared, no event
+    assert len(woken) == 1 and cache.timestamp == clock.now() and pleg.relist_time == clock.now()
+    runtime.stop_pod_sandbox(sandbox)
+    clock.advance(1)
+    pleg.relist()
+    assert len(listings) == 2 and [e.type for e in pleg.event_channel] == [CONTAINER_DIED]
