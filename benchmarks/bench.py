@@ -9,6 +9,7 @@ the site and the test suite.
 
 from __future__ import annotations
 
+import copy
 import os
 import shutil
 import socket
@@ -137,6 +138,48 @@ def eviction_pass_rows() -> list[tuple[str, str]]:
     return rows
 
 
+def steady_kubelet(scenario, seconds: int, skip_settled_resyncs: bool) -> None:
+    """One chapter-1 Kubelet running the scenario's Pods from the API server, stepped once a virtual second."""
+    from mini_kubelet.clock import Clock
+    from mini_kubelet.kubelet_main import Kubelet
+    from mini_kubelet.sim.lifecycle_api import APIServer
+
+    clock = Clock()
+    kubelet = Kubelet(clock, scenario.node, skip_settled_resyncs=skip_settled_resyncs)
+    server = APIServer(kubelet)
+    for plan in scenario.pods:
+        server.pods[plan.pod.metadata.uid] = copy.deepcopy(plan.pod)
+    server.send()
+    kubelet.send("file", [])
+    for _ in range(seconds):
+        clock.advance(1)
+        kubelet.step()
+
+
+def many_pods(pods: int, seconds: int) -> dict:
+    """A lifecycle scenario of `pods` single-container Pods that keep running."""
+    manifest = {"apiVersion": "v1", "kind": "Pod", "spec": {"containers": [{"name": "app", "image": "nginx:1.25"}]}}
+    return {"replay": "lifecycle", "duration": f"{seconds}s",
+            "pods": [{"manifest": {**manifest, "metadata": {"name": f"pod-{i:03d}"}}} for i in range(pods)]}
+
+
+def kubelet_rows() -> list[tuple[str, str]]:
+    """The chapter-1 Kubelet (kubelet_main) on a full node: what a virtual hour costs, and a day with resyncs settled."""
+    from mini_kubelet.sim.lifecycle_scenario import load_lifecycle_scenario
+
+    replay = load_lifecycle_scenario(many_pods(110, 600), "bench", EXAMPLES / "scenarios", "bench")
+    hour, day = 3600, 24 * 3600
+    rows = [
+        ("chapter-1 Kubelet, 110 steady Pods, 1 virtual hour", best_of(lambda: steady_kubelet(replay, hour, False), repeat=3)),
+        ("chapter-1 Kubelet, 110 steady Pods, 1 virtual hour, settled resyncs skipped",
+         best_of(lambda: steady_kubelet(replay, hour, True), repeat=3)),
+        ("chapter-1 Kubelet, 110 steady Pods, 24 virtual hours, settled resyncs skipped",
+         best_of(lambda: steady_kubelet(replay, day, True), repeat=1)),
+        ("lifecycle replay, 110 Pods, 10 virtual minutes", best_of(lambda: run_lifecycle(replay), repeat=3)),
+    ]
+    return [(name, f"{ms:.0f} ms") for name, ms in rows]
+
+
 def start_up_rows() -> list[tuple[str, str]]:
     bare = command_ms([sys.executable, "-c", "import kubernetes"])
     explain_ms = command_ms([str(BIN / "mini-kubelet"), "explain", "examples/pods/burstable.yaml"])
@@ -218,6 +261,7 @@ def test_rows() -> list[tuple[str, str]]:
 def main() -> None:
     sections = [("In-process (best of several runs)", in_process_rows),
                 ("The eviction manager (best of several runs; target: at most 2 ms a pass)", eviction_pass_rows),
+                ("The chapter-1 Kubelet", kubelet_rows),
                 ("Start-up", start_up_rows)]
     if not os.environ.get("BENCH_QUICK"):
         sections += [("The site", build_rows), ("Serving while editing", serve_rows), ("The tests", test_rows)]

@@ -29,10 +29,15 @@ class PodWorkerLoop:
         Upstream: pkg/kubelet/pod_workers.go podWorkerLoop (each goroutine's `for range podUpdates`)
         `held` workers are not run, as upstream's tests hold a worker's channel (workerChannelFn).
         """
+        if not self.pod_updates.notified and not self.delivered:  # no worker has anything to do
+            return 0
         turns, held = 0, set(held)
         while True:
-            ready = [uid for uid in list(self.pod_updates) if uid not in held and (
-                self.waiting[uid][2] is not None if uid in self.waiting else self.pod_updates[uid])]
+            candidates = self.pod_updates.notified | self.delivered  # the others have nothing to do
+            self.delivered = {uid for uid in self.delivered if uid in self.waiting}
+            ready = sorted((uid for uid in candidates if uid in self.pod_updates and uid not in held and (
+                self.waiting[uid][2] is not None if uid in self.waiting else self.pod_updates[uid])),
+                key=self.pod_updates.order.__getitem__)
             if not ready:
                 return turns
             for uid in ready:
@@ -56,7 +61,11 @@ class PodWorkerLoop:
             return
         entry = [ctx, work, None]  # wait for a status newer than the last sync (the next relist)
         self.waiting[uid] = entry
-        self.pod_cache.subscribe(uid, self.last_sync_time[uid], lambda data: entry.__setitem__(2, data))
+
+        def deliver(data: Data) -> None:
+            entry[2] = data
+            self.delivered.add(uid)
+        self.pod_cache.subscribe(uid, self.last_sync_time[uid], deliver)
 
     def _sync(self, uid: str, ctx: Context, work: PodWork, data: Optional[Data]) -> None:
         """One sync of the worker's current state; data is the cached runtime status (None for a runtime pod)."""
@@ -130,6 +139,7 @@ class PodWorkerLoop:
         if status is None:
             return
         status.terminated_at = self.clock.now()
+        self.pod_sync_statuses.changes += 1  # a worker that could have running containers no longer can
         for completed in status.notify_post_terminating:
             completed()
         status.notify_post_terminating, status.status_post_terminating = [], []

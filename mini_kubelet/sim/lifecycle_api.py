@@ -28,6 +28,7 @@ class APIServer:
         self.pods: dict[str, V1Pod] = {}  # by UID, in creation order
         self.mirror_count = 0
         self.notes: list[str] = []
+        self.version = 0  # counts the changes the API server makes to its pods (a deletion, a mirror pod)
 
     def send(self) -> None:
         """The API source's next list: a copy of every stored pod (the kubelet never shares the API's objects)."""
@@ -40,6 +41,7 @@ class APIServer:
         """A graceful deletion: deletionTimestamp = now + grace period. Upstream: the API server's graceful delete"""
         grace = pod.spec.termination_grace_period_seconds if grace_period is None else grace_period
         if pod.metadata.deletion_timestamp is None:
+            self.version += 1
             pod.metadata.deletion_timestamp = self.clock.now() + timedelta(seconds=grace)
             pod.metadata.deletion_grace_period_seconds = grace
         return grace
@@ -47,6 +49,7 @@ class APIServer:
     def create_mirror_pod(self, pod: V1Pod) -> None:
         """A static pod's API copy, marked with config.mirror. Upstream: pkg/kubelet/pod/mirror_client.go CreateMirrorPod"""
         self.mirror_count += 1
+        self.version += 1
         mirror = copy.deepcopy(pod)
         annotations = dict(mirror.metadata.annotations or {})
         annotations[types.CONFIG_MIRROR_ANNOTATION_KEY] = annotations.get(types.CONFIG_HASH_ANNOTATION_KEY, "")
@@ -63,6 +66,7 @@ class APIServer:
         """
         if self.pods.pop(mirror_pod.metadata.uid, None) is None:
             return False
+        self.version += 1
         self.notes.append(f"the kubelet deleted mirror pod {mirror_pod.metadata.name} (uid {mirror_pod.metadata.uid})")
         return True
 # --8<-- [end:api_server]

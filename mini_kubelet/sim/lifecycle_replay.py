@@ -20,6 +20,7 @@ from ..clock import Clock
 from ..cri import CRIError
 from ..events import WARNING
 from ..kubelet_main import Kubelet
+from ..status.status_manager import models_equal
 from .lifecycle_api import APIServer
 from .lifecycle_scenario import LifecycleEvent, LifecycleScenario, load_lifecycle_scenario, read_scenario
 from .lifecycle_timeline import (ContainerChange, LifecycleTimeline, Restart, WatchLine, back_off_of, container_state,
@@ -32,10 +33,12 @@ CONTAINER_UNHEALTHY = "Unhealthy"  # pkg/kubelet/events/event.go ContainerUnheal
 
 
 # --8<-- [start:run_lifecycle]
-def run_lifecycle(source: Union[str, Path, LifecycleScenario]) -> LifecycleTimeline:
+def run_lifecycle(source: Union[str, Path, LifecycleScenario], *,
+                  skip_settled_resyncs: bool = False) -> LifecycleTimeline:
     """Replay the scenario second by second and collect what `kubectl get pods -w` and `describe` would show.
 
     Upstream: pkg/kubelet/kubelet.go Kubelet.Run (syncLoop and the PLEG on the virtual clock)
+    skip_settled_resyncs is the Kubelet's (the same timeline, faster on a node of many quiet pods).
     """
     if isinstance(source, LifecycleScenario):
         scenario = source
@@ -43,28 +46,31 @@ def run_lifecycle(source: Union[str, Path, LifecycleScenario]) -> LifecycleTimel
         doc, where, base, name = read_scenario(source)
         scenario = load_lifecycle_scenario(doc, where, base, name)
     clock = Clock()
-    kubelet = Kubelet(clock, scenario.node)
+    kubelet = Kubelet(clock, scenario.node, skip_settled_resyncs=skip_settled_resyncs)
     server = APIServer(kubelet)
     kubelet.syncer.mirror_client = server
     timeline = LifecycleTimeline(scenario)
     recorder = _Recorder(kubelet, server, timeline)
     static: list[V1Pod] = []
+    arrivals, happenings = _by_time(scenario.pods), _by_time(scenario.events)
+    writer = _StatusWriter(kubelet, server, recorder)
     for t in range(scenario.duration + 1):
         if t:
             clock.advance(1)
-        for plan in scenario.pods:
-            if plan.at == t and plan.source == "api":
+        for plan in arrivals.get(t, ()):
+            if plan.source == "api":
                 server.pods[plan.pod.metadata.uid] = copy.deepcopy(plan.pod)
-            elif plan.at == t:
+                server.version += 1
+            else:
                 static.append(copy.deepcopy(plan.pod))
-        if t == 0 or any(p.at == t for p in scenario.pods):
+        if t == 0 or t in arrivals:
             kubelet.send(types.FILE_SOURCE, [copy.deepcopy(p) for p in static])
             server.send()
         _run_containers(kubelet, scenario, recorder, t)
-        for event in (e for e in scenario.events if e.at == t):
+        for event in happenings.get(t, ()):
             _apply(kubelet, server, scenario, event, recorder, t)
         kubelet.step()
-        if _write_statuses(kubelet, server, recorder, t):
+        if writer.write_statuses(t):
             server.send()
             kubelet.step()  # the API source's watch delivers at once: same instant
         recorder.record(t)
@@ -73,10 +79,20 @@ def run_lifecycle(source: Union[str, Path, LifecycleScenario]) -> LifecycleTimel
 # --8<-- [end:run_lifecycle]
 
 
+def _by_time(items: list) -> dict[int, list]:
+    """The scenario's pods or events by the second they come at, in their order."""
+    found: dict[int, list] = {}
+    for item in items:
+        found.setdefault(item.at, []).append(item)
+    return found
+
+
 def _run_containers(kubelet: Kubelet, scenario: LifecycleScenario, recorder: "_Recorder", t: int) -> None:
     """End each running container whose `run:` time is up (its exit code, or the OOM killer)."""
-    plans = {p.pod.metadata.uid: p for p in scenario.pods}
-    for c in list(kubelet.runtime.containers.values()):
+    plans = {p.pod.metadata.uid: p for p in scenario.pods if p.run}
+    runtime = kubelet.runtime
+    held = [c for uid in plans for c in runtime.containers.of(uid)]  # only pods told how their containers end
+    for c in sorted(held, key=lambda c: int(c.id.split("-")[-1])):  # in the order they were created
         plan = plans.get(c.pod_uid)
         behaviour = plan.run.get(c.name) if plan else None
         if behaviour is None or c.state != "running" or c.started_at is None:
@@ -140,29 +156,72 @@ def _probe(kubelet: Kubelet, pod: V1Pod, args: dict, recorder: "_Recorder", t: i
         kubelet.handlers.handle_pod_syncs([current])
 
 
-def _write_statuses(kubelet: Kubelet, server: APIServer, recorder: "_Recorder", t: int) -> bool:
-    """Store what the status manager writes; delete a deleted pod once it is finished. True if the API changed."""
-    changed = False
-    for uid, stored in list(server.pods.items()):
-        if types.is_mirror_pod(stored):
-            pod = kubelet.pod_manager.get_pod_by_mirror_pod(stored)
-        else:
-            pod = kubelet.pod_manager.get_pod_by_uid(uid)
-        if pod is None:
-            continue
-        status = kubelet.pod_status(pod)
-        if status is not None and status != stored.status:
-            stored.status, changed = copy.deepcopy(status), True
-        if (not types.is_mirror_pod(stored) and stored.metadata.deletion_timestamp is not None
-                and kubelet.status_manager.can_be_deleted(uid)):
-            del server.pods[uid]  # the status manager's syncPod deletes it with grace period 0
-            recorder.note(t, f"{stored.metadata.name} is removed from the API server")
-            changed = True
-    return changed
+class _StatusWriter:
+    """Stores what the status manager writes in the API; deletes a deleted pod once it is finished.
+
+    A pod's status is worked out again only when something it comes from has changed: the status manager's cached
+    status, whether the pod's containers could still run, the status last sent, the pod, the stored status
+    (mergePodStatus of the same inputs gives the same status, so the API would not change).
+    `change_driven = False` looks at every pod every second instead (the same timeline, slower).
+    """
+
+    change_driven = True
+
+    def __init__(self, kubelet: Kubelet, server: APIServer, recorder: "_Recorder"):
+        self.kubelet, self.server, self.recorder = kubelet, server, recorder
+        self.inputs: dict[str, tuple] = {}  # stored pod's UID -> the inputs of its status when last written
+        self.quiet: Optional[tuple] = None  # the node's counters after a pass that changed nothing
+
+    def _counters(self) -> tuple:
+        """What every pod's inputs come from: the API's pods, the pod manager, the status manager, the workers."""
+        kubelet, server = self.kubelet, self.server
+        return (server.version, len(server.pods), kubelet.pod_manager.generation, kubelet.status_manager.generation,
+                kubelet.pod_workers.pod_sync_statuses.changes, kubelet.pod_workers.pods_synced)
+
+    def _inputs(self, pod: V1Pod, stored: V1Pod) -> tuple:
+        uid, manager = pod.metadata.uid, self.kubelet.status_manager
+        return (manager.pod_statuses.get(uid), manager.api_statuses.get(uid), pod, stored.status,
+                self.kubelet.pod_workers.could_have_running_containers(uid))
+
+    def write_statuses(self, t: int) -> bool:
+        """Store what changed; True if the API changed."""
+        kubelet, server, changed = self.kubelet, self.server, False
+        counters = self._counters()
+        if self.change_driven and counters == self.quiet:  # no pod's status can have changed, and no deleted pod can have finished
+            return False
+        for uid, stored in list(server.pods.items()):
+            if types.is_mirror_pod(stored):
+                pod = kubelet.pod_manager.get_pod_by_mirror_pod(stored)
+            else:
+                pod = kubelet.pod_manager.get_pod_by_uid(uid)
+            if pod is None:
+                continue
+            before = self.inputs.get(uid)
+            if not self.change_driven or before is None or not all(a is b for a, b in zip(before, self._inputs(pod, stored))):
+                status = kubelet.pod_status(pod)
+                if status is not None and not models_equal(status, stored.status):
+                    stored.status, changed = copy.deepcopy(status), True
+                self.inputs[uid] = self._inputs(pod, stored)
+            if (not types.is_mirror_pod(stored) and stored.metadata.deletion_timestamp is not None
+                    and kubelet.status_manager.can_be_deleted(uid)):
+                del server.pods[uid]  # the status manager's syncPod deletes it with grace period 0
+                self.inputs.pop(uid, None)
+                self.recorder.note(t, f"{stored.metadata.name} is removed from the API server")
+                changed = True
+        self.quiet = None if changed else counters
+        return changed
 
 
 class _Recorder:
-    """Turns the kubelet's state after each second into the timeline's lines."""
+    """Turns the kubelet's state after each second into the timeline's lines.
+
+    A pod is read again only if its pod object or its status object is not the one read a second ago (the same
+    objects print the same lines), and no pod is if no counter they come from has moved (but the back-off delays
+    the statuses show are noted again every second, as reading them would). `change_driven = False` reads every
+    pod every second instead (the same timeline, slower).
+    """
+
+    change_driven = True
 
     def __init__(self, kubelet: Kubelet, server: APIServer, timeline: LifecycleTimeline):
         self.kubelet, self.server, self.timeline = kubelet, server, timeline
@@ -172,6 +231,10 @@ class _Recorder:
         self.counts: dict[tuple[str, str], int] = {}
         self.seen_events = self.seen_worker_events = self.seen_kills = self.seen_notes = 0
         self.last_status: dict[str, object] = {}
+        self.read: dict[str, tuple] = {}  # pod name -> (pod, status, back-offs it showed) when last read
+        self.quiet: Optional[tuple] = None  # the kubelet's counters after the last read of every pod
+        self.showing_back_off: set[str] = set()  # pods whose last read showed a CrashLoopBackOff delay
+        self.arrivals = {plan.at for plan in timeline.scenario.pods}
 
     def note(self, t: int, text: str) -> None:
         self.timeline.happenings.append({"time": t, "text": text})
@@ -196,6 +259,13 @@ class _Recorder:
         for pod, grace in kubelet.syncer.kills[self.seen_kills:]:
             tl.kills.append({"time": t, "pod": pod.metadata.name, "gracePeriod": grace})
         self.seen_kills = len(kubelet.syncer.kills)
+        manager = kubelet.status_manager
+        counters = (kubelet.pod_manager.generation, manager.generation, manager.api_generation)
+        if self.change_driven and counters == self.quiet and t not in self.arrivals:  # every pod and status is the one read a second ago
+            for name in self.showing_back_off:
+                for key, back_off in self.read[name][2]:
+                    self.back_offs[key] = back_off
+            return
         for plan in tl.scenario.pods:
             if plan.at > t:
                 continue
@@ -205,6 +275,16 @@ class _Recorder:
                 continue  # not admitted yet, or gone
             status = kubelet.status_manager.api_statuses.get(pod.metadata.uid) or kubelet.pod_status(pod)
             self.last_status[name] = status
+            read = self.read.get(name)
+            if self.change_driven and read is not None and read[0] is pod and read[1] is status:  # the same as a second ago: no new line
+                for key, back_off in read[2]:
+                    self.back_offs[key] = back_off
+                continue
+            self.read[name] = (pod, status, [((name, c.name), parse_duration(back_off_of(c)))
+                                             for c in [*(status.init_container_statuses or []),
+                                                       *(status.container_statuses or [])] if back_off_of(c)]
+                               if status is not None else [])
+            (self.showing_back_off.add if self.read[name][2] else self.showing_back_off.discard)(name)
             ready, column, restarts = print_pod(pod, status)
             phase = (status.phase if status is not None else None) or "Pending"
             if self.columns.get(name) != (ready, column, restarts, phase):
@@ -214,6 +294,7 @@ class _Recorder:
                                    (False, status.container_statuses if status else None)):
                 for c in statuses or []:
                     self._container(t, name, c, init)
+        self.quiet = (kubelet.pod_manager.generation, manager.generation, manager.api_generation)
 
     def _container(self, t: int, pod: str, c, init: bool) -> None:
         key = (pod, c.name)
