@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -27,6 +28,11 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # Windows: two builds at once each run what they need
+    fcntl = None
 
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import CombinedEvent, event_priority
@@ -98,6 +104,37 @@ def run_commands(commands: list[str], root: Path) -> list[dict]:
         argvs.append(argv[1:])
     env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "100"}
     return json.loads(_run_json("the page commands", [sys.executable, "-m", "mini_kubelet.cmd.batch"], argvs, root, env))
+
+
+def run_batch(kind: str, keys: list[str], lines: list[str], root: Path, saved: Path, figures: dict) -> list[dict]:
+    """The results of one batch of page commands, run unless another build of the course ran them meanwhile.
+
+    Two builds at once (the site and the offline folder, say) share the cache: the second to come waits
+    for the first's batch of the same kind, then reuses its results, which are saved beside the others.
+    """
+    locks = saved.parent.parent / "locks"
+    with _held(locks / f"{kind}.lock"):
+        with _held(locks / "saved.lock"):
+            done = json.loads(saved.read_text(encoding="utf-8")) if saved.exists() else {}
+        todo = [i for i, key in enumerate(keys) if key not in done or (key in figures and not figures[key].exists())]
+        results = dict(zip([keys[i] for i in todo], run_commands([lines[i] for i in todo], root) if todo else []))
+        with _held(locks / "saved.lock"):
+            done = json.loads(saved.read_text(encoding="utf-8")) if saved.exists() else {}
+            if results:
+                done.update(results)
+                saved.parent.mkdir(parents=True, exist_ok=True)
+                saved.write_text(json.dumps(done), encoding="utf-8")
+    return [results[key] if key in results else done[key] for key in keys]
+
+
+@contextlib.contextmanager
+def _held(lock: Path):
+    """Hold a lock file (where the system has them), so that two builds of the course share the cache in turn."""
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "a") as file:
+        if fcntl is not None:
+            fcntl.flock(file, fcntl.LOCK_EX)  # released when the file closes
+        yield
 
 
 def run_labs(sources: list[Path], cache_dir: Path, digest: str, root: Path, render: dict | None) -> list[dict]:
@@ -219,9 +256,10 @@ def _prepare(files, config):
     plots.mkdir(parents=True, exist_ok=True)
     # Two interpreters: the pages' command output, which the first pages wait for, and the plots, which only the
     # end of the build needs (drawing them is most of a batch's time).
-    for batch in ([k for k in missing if k not in figures], [k for k in missing if k in figures]):
+    for kind, batch in (("commands", [k for k in missing if k not in figures]), ("plots", [k for k in missing if k in figures])):
         if batch:
-            pending["commands"].append((_WAITING.submit(run_commands, [commands[k] for k in batch], root), batch))
+            running = _WAITING.submit(run_batch, kind, batch, [commands[k] for k in batch], root, saved, figures)
+            pending["commands"].append((running, batch))
     to_run = [s for s in sources if not pages[s].exists()]
     if to_run:
         pending["labs"] = _WAITING.submit(run_labs, to_run, cache / "lab-pages", digest, root, render_options(config))
@@ -243,10 +281,7 @@ def command_outputs(key: str | None = None) -> dict:
         if key is None or key in batch:
             outputs.update(zip(batch, running.result()))
             pending["commands"].remove(started)
-            saved, plots = pending["saved"]
-            saved.parent.mkdir(parents=True, exist_ok=True)
-            saved.write_text(json.dumps(outputs), encoding="utf-8")
-            _remove_stale(saved, plots)
+            _remove_stale(*pending["saved"])
     if key is None:
         for scenario, command in pending.pop("figures", {}).items():
             console_block(command, outputs[scenario], 0)  # the plot command must have succeeded
