@@ -80,13 +80,13 @@ def _outside_code(markdown: str, transform) -> str:
     return "".join(parts + [transform(markdown[last:])])
 
 
-def _run_json(what: str, argv: list[str], data, root: Path, env: dict) -> str:
+def _run_json(what: str, argv: list[str], data, root: Path, env: dict, timeout: float | None = 600) -> str:
     """Run `argv` from the course root with `data` as JSON on stdin; its stdout (PluginError naming `what` if it fails)."""
     process = subprocess.Popen(argv, cwd=root, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     _BUILD["processes"].append(process)
     try:
-        stdout, stderr = process.communicate(json.dumps(data), timeout=600)
+        stdout, stderr = process.communicate(json.dumps(data), timeout=timeout)
     finally:
         _BUILD["processes"].remove(process)
     if process.returncode != 0:
@@ -141,7 +141,7 @@ def run_labs(sources: list[Path], cache_dir: Path, digest: str, root: Path, rend
     """Run the labs (and render their pages for mkdocs-jupyter) in one new interpreter: hooks/lab_pages.py."""
     job = {"sources": [str(s) for s in sources], "cache_dir": str(cache_dir), "digest": digest, "render": render}
     worker = Path(__file__).with_name("lab_pages.py")
-    return json.loads(_run_json("the labs", [sys.executable, str(worker)], job, root, dict(os.environ)))
+    return json.loads(_run_json("the labs", [sys.executable, str(worker)], job, root, dict(os.environ), timeout=None))
 
 
 def console_block(command: str, result: dict, expected_exit: int) -> str:
