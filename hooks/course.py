@@ -213,6 +213,15 @@ def render_options(config) -> dict | None:
     return settings
 
 
+def on_config(config):
+    # The learner edition's lab pages are other notebooks: rendered into a cache of their own, so that a build of
+    # one edition (which drops what it did not use from mkdocs-jupyter's cache) never drops the other's.
+    plugin = config["plugins"].get("mkdocs-jupyter")
+    if plugin is not None and not lab_solutions(config):
+        plugin.config["cache_dir"] = str(Path(plugin.config["cache_dir"]).parent / "learner" / "mkdocs-jupyter")
+    return config
+
+
 @event_priority(100)  # before mkdocs-jupyter picks up the lab pages
 def _prepare(files, config):
     """Start what the pages show, all at once: the page commands in one interpreter, the labs in another.
