@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -27,6 +28,11 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # Windows: two builds at once each run what they need
+    fcntl = None
 
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import CombinedEvent, event_priority
@@ -74,6 +80,20 @@ def _outside_code(markdown: str, transform) -> str:
     return "".join(parts + [transform(markdown[last:])])
 
 
+def _run_json(what: str, argv: list[str], data, root: Path, env: dict, timeout: float | None = 600) -> str:
+    """Run `argv` from the course root with `data` as JSON on stdin; its stdout (PluginError naming `what` if it fails)."""
+    process = subprocess.Popen(argv, cwd=root, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    _BUILD["processes"].append(process)
+    try:
+        stdout, stderr = process.communicate(json.dumps(data), timeout=timeout)
+    finally:
+        _BUILD["processes"].remove(process)
+    if process.returncode != 0:
+        raise PluginError(f"{what} could not run:\n{stderr[-3000:]}")
+    return stdout
+
+
 def run_commands(commands: list[str], root: Path) -> list[dict]:
     """Run `mini-kubelet ...` command lines from the course root in one new interpreter; their results in order."""
     argvs = []
@@ -83,11 +103,45 @@ def run_commands(commands: list[str], root: Path) -> list[dict]:
             raise PluginError(f"run marker: only mini-kubelet commands run on pages, not {argv[0]!r}")
         argvs.append(argv[1:])
     env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "100"}
-    result = subprocess.run([sys.executable, "-m", "mini_kubelet.cmd.batch"], input=json.dumps(argvs), cwd=root,
-                            env=env, capture_output=True, text=True, timeout=600)
-    if result.returncode != 0:
-        raise PluginError(f"the page commands could not run:\n{result.stderr[-3000:]}")
-    return json.loads(result.stdout)
+    return json.loads(_run_json("the page commands", [sys.executable, "-m", "mini_kubelet.cmd.batch"], argvs, root, env))
+
+
+def run_batch(kind: str, keys: list[str], lines: list[str], root: Path, saved: Path, figures: dict) -> list[dict]:
+    """The results of one batch of page commands, run unless another build of the course ran them meanwhile.
+
+    Two builds at once (the site and the offline folder, say) share the cache: the second to come waits
+    for the first's batch of the same kind, then reuses its results, which are saved beside the others.
+    """
+    locks = saved.parent.parent / "locks"
+    with _held(locks / f"{kind}.lock"):
+        with _held(locks / "saved.lock"):
+            done = json.loads(saved.read_text(encoding="utf-8")) if saved.exists() else {}
+        todo = [i for i, key in enumerate(keys) if key not in done or (key in figures and not figures[key].exists())]
+        results = dict(zip([keys[i] for i in todo], run_commands([lines[i] for i in todo], root) if todo else []))
+        with _held(locks / "saved.lock"):
+            done = json.loads(saved.read_text(encoding="utf-8")) if saved.exists() else {}
+            if results:
+                done.update(results)
+                saved.parent.mkdir(parents=True, exist_ok=True)
+                saved.write_text(json.dumps(done), encoding="utf-8")
+    return [results[key] if key in results else done[key] for key in keys]
+
+
+@contextlib.contextmanager
+def _held(lock: Path):
+    """Hold a lock file (where the system has them), so that two builds of the course share the cache in turn."""
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "a") as file:
+        if fcntl is not None:
+            fcntl.flock(file, fcntl.LOCK_EX)  # released when the file closes
+        yield
+
+
+def run_labs(sources: list[Path], cache_dir: Path, digest: str, root: Path, render: dict | None) -> list[dict]:
+    """Run the labs (and render their pages for mkdocs-jupyter) in one new interpreter: hooks/lab_pages.py."""
+    job = {"sources": [str(s) for s in sources], "cache_dir": str(cache_dir), "digest": digest, "render": render}
+    worker = Path(__file__).with_name("lab_pages.py")
+    return json.loads(_run_json("the labs", [sys.executable, str(worker)], job, root, dict(os.environ), timeout=None))
 
 
 def console_block(command: str, result: dict, expected_exit: int) -> str:
@@ -129,30 +183,53 @@ def on_page_markdown(markdown, page, config, files):
     # Variables apply everywhere, code blocks included (the clone command is in one).
     for name, value in (("repo_url", repo_url), ("upstream_tag", tag), ("repo_dir", repo_url.rsplit("/", 1)[-1])):
         markdown = markdown.replace("{{ %s }}" % name, value)
-    outputs = _BUILD["outputs"]
 
     def transform(text: str) -> str:
         text = UPSTREAM_REF.sub(lambda m: upstream_link(m.group(1), repo, tag), text)
         text = PLOT_MARKER.sub(lambda m: plot_figure(m.group(1), page), text)
-        return RUN_MARKER.sub(lambda m: console_block(m.group(2), outputs[m.group(2)], int(m.group(1) or 0)), text)
+        return RUN_MARKER.sub(lambda m: console_block(m.group(2), command_outputs(m.group(2))[m.group(2)], int(m.group(1) or 0)),
+                              text)
 
     return _outside_code(markdown, transform)
 
 
-# What the build computed, kept while `mkdocs serve` rebuilds: page command output and its inputs' digest.
-_BUILD: dict = {"digest": None, "outputs": {}}
+# What the build computed, kept while `mkdocs serve` rebuilds: page command output and its inputs' digest;
+# and, during a build, what is still running (the page commands, the labs) and the processes running it.
+_BUILD: dict = {"digest": None, "outputs": {}, "pending": {}, "processes": []}
+_WAITING = ThreadPoolExecutor(max_workers=3, thread_name_prefix="course-hook")  # threads that wait on the processes
 
 
 def _course_root(config) -> Path:
     return Path(config.config_file_path).resolve().parent
 
 
+def render_options(config) -> dict | None:
+    """mkdocs-jupyter's settings, for hooks/lab_pages.py to render the lab pages as it would; None when it would not reuse them."""
+    plugin = config["plugins"].get("mkdocs-jupyter")
+    settings = dict(plugin.config) if plugin is not None else {}
+    if not settings.get("cache") or settings.get("execute"):
+        return None
+    settings["cache_dir"] = str(Path(settings["cache_dir"]).resolve())  # as mkdocs-jupyter reads it, from here
+    return settings
+
+
+def on_config(config):
+    # The learner edition's lab pages are other notebooks: rendered into a cache of their own, so that a build of
+    # one edition (which drops what it did not use from mkdocs-jupyter's cache) never drops the other's.
+    plugin = config["plugins"].get("mkdocs-jupyter")
+    if plugin is not None and not lab_solutions(config):
+        plugin.config["cache_dir"] = str(Path(plugin.config["cache_dir"]).parent / "learner" / "mkdocs-jupyter")
+    return config
+
+
 @event_priority(100)  # before mkdocs-jupyter picks up the lab pages
 def _prepare(files, config):
-    """Run what the pages show, all at once: the page commands in one interpreter, the labs side by side.
+    """Start what the pages show, all at once: the page commands in one interpreter, the labs in another.
 
-    Each result is reused until the mini_kubelet package, the examples or the libraries change
-    (notebooks.inputs_digest), or until the page or lab asking for it changes.
+    Both run while the build reads the pages: a page waits for the command output only when it shows
+    some (command_outputs), and the lab pages wait for the labs (await_labs). Each result is reused
+    until the mini_kubelet package, the examples or the libraries change (notebooks.inputs_digest),
+    or until the page or lab asking for it changes.
     """
     root = _course_root(config)
     cache = root / ".cache"
@@ -183,23 +260,19 @@ def _prepare(files, config):
     if not outputs and saved.exists():
         outputs.update(json.loads(saved.read_text(encoding="utf-8")))
     missing = [key for key in commands if key not in outputs or (key in figures and not figures[key].exists())]
-    with ThreadPoolExecutor(max_workers=len(sources) + 1) as pool:
-        labs = [pool.submit(notebooks.executed_solutions, s, cache / "lab-pages", digest) for s in sources
-                if not pages[s].exists()]
-        if missing:
-            plots.mkdir(parents=True, exist_ok=True)
-            for key, result in zip(missing, run_commands([commands[k] for k in missing], root)):
-                outputs[key] = result
-            saved.parent.mkdir(parents=True, exist_ok=True)
-            saved.write_text(json.dumps(outputs), encoding="utf-8")
-            _remove_stale(saved, plots)
-        for lab in labs:
-            try:
-                lab.result()
-            except notebooks.LabRunError as err:
-                raise PluginError(f"lab failed: {err}") from None
-    for scenario, target in figures.items():
-        console_block(commands[scenario], outputs[scenario], 0)  # the plot command must have succeeded
+    pending = _BUILD["pending"] = {"figures": {scenario: commands[scenario] for scenario in figures}, "commands": [],
+                                   "saved": (saved, plots)}
+    plots.mkdir(parents=True, exist_ok=True)
+    # Two interpreters: the pages' command output, which the first pages wait for, and the plots, which only the
+    # end of the build needs (drawing them is most of a batch's time).
+    for kind, batch in (("commands", [k for k in missing if k not in figures]), ("plots", [k for k in missing if k in figures])):
+        if batch:
+            running = _WAITING.submit(run_batch, kind, batch, [commands[k] for k in batch], root, saved, figures)
+            pending["commands"].append((running, batch))
+    to_run = [s for s in sources if not pages[s].exists()]
+    if to_run:
+        pending["labs"] = _WAITING.submit(run_labs, to_run, cache / "lab-pages", digest, root, render_options(config))
+    for target in figures.values():
         files.append(File.generated(config, f"{PLOTS}/{target.name}", abs_src_path=str(target)))
     for source, page in pages.items():
         files.append(File.generated(config, f"labs/{source.name}", abs_src_path=str(page)))
@@ -207,6 +280,49 @@ def _prepare(files, config):
         notebook = notebooks.render(notebooks.learner_notebook(source))
         files.append(File.generated(config, f"labs/{source.stem}.ipynb", content=notebook))
     return files
+
+
+def command_outputs(key: str | None = None) -> dict:
+    """The page commands' results: once the batch started by _prepare that runs `key` has finished (None: every batch)."""
+    outputs, pending = _BUILD["outputs"], _BUILD["pending"]
+    for started in list(pending.get("commands", [])):
+        running, batch = started
+        if key is None or key in batch:
+            outputs.update(zip(batch, running.result()))
+            pending["commands"].remove(started)
+            _remove_stale(*pending["saved"])
+    if key is None:
+        for scenario, command in pending.pop("figures", {}).items():
+            console_block(command, outputs[scenario], 0)  # the plot command must have succeeded
+    return outputs
+
+
+def await_labs() -> None:
+    """Wait for the labs started by _prepare (if any); PluginError naming the lab and the cell if one raised."""
+    running = _BUILD["pending"].pop("labs", None)
+    for result in running.result() if running is not None else []:
+        if "error" in result:
+            raise PluginError(f"lab failed: {result['error']}")
+
+
+@event_priority(100)  # before mkdocs-jupyter reads the lab page
+def on_pre_page(page, config, files):
+    if _lab_name(page) is not None:
+        await_labs()
+    return page
+
+
+def on_env(env, config, files):
+    # Every page is read: whatever a page did not wait for (plots, labs off the nav) must be done now.
+    command_outputs()
+    await_labs()
+    return env
+
+
+def on_build_error(error):
+    for process in list(_BUILD["processes"]):
+        process.kill()
+    _BUILD["pending"] = {}
 
 
 def _remove_stale(*current: Path) -> None:

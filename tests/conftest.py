@@ -1,8 +1,15 @@
-"""Shared test set-up: the course's folders, and a rule that in CI nothing may be skipped."""
+"""Shared test set-up: the course's folders, a rule that in CI nothing may be skipped, and the built site's fixtures."""
 
 from __future__ import annotations
 
+import functools
 import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -31,9 +38,11 @@ def pytest_runtest_makereport(item, call):
 
 
 
-# The longest test files start first: in parallel (`--dist loadfile`) each runs on its own worker while
-# the short files fill the other, instead of starting last and running on alone at the end.
-LONGEST_FIRST = ("test_offline", "test_site")
+# The longest test files start first: in parallel (`--dist loadfile`, files kept in this order by
+# `--no-loadscope-reorder`, where pytest-xdist would otherwise put the files with the most tests first)
+# they run on both workers while the short files fill in around them, instead of starting last and
+# running on alone at the end. test_site and test_site_pages share one site build.
+LONGEST_FIRST = ("test_offline", "test_site", "test_site_pages", "test_labs")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -42,3 +51,116 @@ def pytest_collection_modifyitems(config, items):
         return LONGEST_FIRST.index(module) if module in LONGEST_FIRST else len(LONGEST_FIRST)
 
     items.sort(key=rank)  # stable: the order within each file stays as written
+
+
+# --- the built site, for test_site and test_site_pages (one build, one server and one browser a worker) ---
+
+try:
+    import fcntl
+except ImportError:  # Windows: each worker builds its own site
+    fcntl = None
+
+CHROMIUM_FLAGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+
+
+def find_chromium() -> str | None:
+    for candidate in (os.environ.get("CHROMIUM_PATH"), "/usr/bin/chromium", shutil.which("chromium"),
+                      shutil.which("chromium-browser"), shutil.which("google-chrome")):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory, worker_id):
+    """Build the site once, strictly, and return its folder and the build's log.
+
+    In parallel, the test files that read the site (test_site, test_site_pages) share that one build: the
+    first worker to ask builds it while another waits, then both read the same folder.
+    """
+    shared = tmp_path_factory.getbasetemp()
+    if worker_id != "master" and fcntl is not None:
+        shared = shared.parent  # the run's folder, which holds each worker's own
+    out, log = shared / "site", shared / "site-build.log"
+    with open(shared / "site.lock", "a") as lock:
+        if fcntl is not None:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not log.exists():
+            started = time.perf_counter()
+            result = subprocess.run(
+                [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+                cwd=ROOT, capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+            )
+            seconds = time.perf_counter() - started
+            assert result.returncode == 0, result.stderr[-3000:]
+            print(f"\nsite build: {seconds:.1f} s")
+            log.write_text(result.stderr, encoding="utf-8")
+    return out, log.read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="session")
+def base_url(site):
+    """Serve the built site on loopback for the browser."""
+    handler = functools.partial(QuietHandler, directory=str(site[0]))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+
+
+class QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="session")
+def browser():
+    executable = find_chromium()
+    if executable is None:
+        pytest.skip("no Chromium found: install it (Debian: apt-get install chromium) or set CHROMIUM_PATH")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def open_page(browser, base_url):
+    """Open pages that may reach only the site, at a given viewport and colour scheme; console errors and
+    outside requests fail the test."""
+    contexts, blocked, errors = [], [], []
+
+    def route(request_route):
+        if request_route.request.url.startswith(base_url):
+            request_route.continue_()
+        else:
+            blocked.append(request_route.request.url)
+            request_route.abort()
+
+    def open_(width: int = 1280, height: int = 800, scheme: str = "light"):
+        context = browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme)
+        contexts.append(context)
+        context.route("**/*", route)
+        page = context.new_page()
+        page.on("console", lambda message: message.type == "error" and errors.append(message.text))
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.base = base_url
+        return page
+
+    yield open_
+    for context in contexts:
+        context.close()
+    assert not blocked, f"the page tried to reach the network: {blocked}"
+    assert not errors, f"console errors: {errors}"
+
+
+@pytest.fixture
+def page(open_page):
+    """A fresh page at a laptop's width, in the light scheme."""
+    return open_page()

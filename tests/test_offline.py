@@ -26,7 +26,6 @@ import yaml
 from tools.offline import copy_course, download, kit_requirements
 
 from .conftest import ROOT
-from .test_site import CHROMIUM_FLAGS, find_chromium
 
 pytestmark = pytest.mark.teaching
 site = pytest.mark.site  # the tests that build the folder (and with it the site)
@@ -197,16 +196,11 @@ def test_the_serve_command_on_the_install_page_serves_the_site(kit):
 
 
 @site
-def test_the_site_reads_from_disk_in_a_browser(kit):
-    executable = find_chromium()
-    if executable is None:
-        pytest.skip("no Chromium found: install it (Debian: apt-get install chromium) or set CHROMIUM_PATH")
-    from playwright.sync_api import sync_playwright
-
+def test_the_site_reads_from_disk_in_a_browser(kit, browser):
+    # The one browser of this worker (conftest.py): a second sync Playwright cannot run in the same process.
     blocked, errors = [], []
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
-        context = browser.new_context()
+    context = browser.new_context()
+    try:
         context.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file://")
                       else (blocked.append(route.request.url), route.abort()))
         page = context.new_page()
@@ -222,7 +216,8 @@ def test_the_site_reads_from_disk_in_a_browser(kit):
         assert "Lab 00" in page.locator("h1").first.inner_text()
         page.locator("a", has_text="Set up the labs").last.click()
         page.wait_for_url("**/setup.html")
-        browser.close()
+    finally:
+        context.close()
     assert not blocked, f"the site tried to reach the network: {blocked}"
     # Search is the one part that needs the pages served (its worker cannot load from disk): INSTALL.md says so.
     assert [e for e in errors if "search/search_index.js" not in e] == []

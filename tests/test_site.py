@@ -2,123 +2,26 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-import threading
-import time
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from urllib.request import urlopen
 
 import pytest
 import yaml
 
-from .conftest import ROOT
+# The site's fixtures (the one strict build, the server, the browser, pages) are in conftest.py, shared by
+# this file and test_site_pages; test_offline reads the browser's settings from here.
+from .conftest import CHROMIUM_FLAGS, ROOT, find_chromium  # noqa: F401
 from .test_links import mkdocs_extra
 
 pytestmark = pytest.mark.site
 
-CHROMIUM_FLAGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]
-
-
-def find_chromium() -> str | None:
-    for candidate in (os.environ.get("CHROMIUM_PATH"), "/usr/bin/chromium", shutil.which("chromium"),
-                      shutil.which("chromium-browser"), shutil.which("google-chrome")):
-        if candidate and os.access(candidate, os.X_OK):
-            return candidate
-    return None
-
-
-@pytest.fixture(scope="session")
-def site(tmp_path_factory):
-    """Build the site once, strictly, and return its folder."""
-    out = tmp_path_factory.mktemp("site")
-    started = time.perf_counter()
-    result = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
-        cwd=ROOT, capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
-    )
-    seconds = time.perf_counter() - started
-    assert result.returncode == 0, result.stderr[-3000:]
-    print(f"\nsite build: {seconds:.1f} s")
-    return out, result.stderr
-
-
 def test_build_is_strict_and_clean(site):
     _, log = site
     assert not re.findall(r"^(?:WARNING|ERROR)\s+-.*$", log, re.M)  # MkDocs' own warnings
-
-
-@pytest.fixture(scope="session")
-def base_url(site):
-    """Serve the built site on loopback for the browser."""
-    handler = functools.partial(QuietHandler, directory=str(site[0]))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-
-
-class QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture(scope="module")  # not session: a sync Playwright left running blocks test_offline's on the same worker
-def browser():
-    executable = find_chromium()
-    if executable is None:
-        pytest.skip("no Chromium found: install it (Debian: apt-get install chromium) or set CHROMIUM_PATH")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
-        yield browser
-        browser.close()
-
-
-@pytest.fixture
-def open_page(browser, base_url):
-    """Open pages that may reach only the site, at a given viewport and colour scheme; console errors and
-    outside requests fail the test."""
-    contexts, blocked, errors = [], [], []
-
-    def route(request_route):
-        if request_route.request.url.startswith(base_url):
-            request_route.continue_()
-        else:
-            blocked.append(request_route.request.url)
-            request_route.abort()
-
-    def open_(width: int = 1280, height: int = 800, scheme: str = "light"):
-        context = browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme)
-        contexts.append(context)
-        context.route("**/*", route)
-        page = context.new_page()
-        page.on("console", lambda message: message.type == "error" and errors.append(message.text))
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        page.base = base_url
-        return page
-
-    yield open_
-    for context in contexts:
-        context.close()
-    assert not blocked, f"the page tried to reach the network: {blocked}"
-    assert not errors, f"console errors: {errors}"
-
-
-@pytest.fixture
-def page(open_page):
-    """A fresh page at a laptop's width, in the light scheme."""
-    return open_page()
 
 
 def test_home_page_renders(page):
@@ -228,80 +131,6 @@ def test_scenario_plots_are_drawn_at_build_time(page):
     for index in range(figures.count()):
         figures.nth(index).scroll_into_view_if_needed()
         assert figures.nth(index).evaluate("img => img.complete && img.naturalWidth > 600")
-
-
-# --- readable on a phone and in dark mode ------------------------------------------------------------
-
-# What a reader would see as broken, found in the page's layout: the page wider than the screen; an
-# element whose content runs past its box without a scroll bar, or is clipped by it (text cut); and
-# command or notebook output whose lines wrap (a check table broken mid-word).
-LAYOUT_PROBLEMS = """() => {
-  const problems = [];
-  const page = document.documentElement;
-  if (page.scrollWidth > window.innerWidth + 1) problems.push(`the page is ${page.scrollWidth}px wide`);
-  const article = document.querySelector("article");
-  for (const el of article.querySelectorAll("*")) {
-    const style = getComputedStyle(el);
-    if (el instanceof SVGElement || style.display === "inline" || !el.checkVisibility()) continue;
-    if (el.scrollWidth > el.clientWidth + 1 && !["auto", "scroll"].includes(style.overflowX)) {
-      const name = el.tagName.toLowerCase() + (el.className ? "." + String(el.className).trim().split(/\\s+/).join(".") : "");
-      problems.push(`${name} overflows its box (${el.scrollWidth}px in ${el.clientWidth}px, overflow ${style.overflowX}): `
-                    + JSON.stringify(el.textContent.trim().slice(0, 60)));
-    }
-  }
-  for (const pre of article.querySelectorAll("pre")) {
-    if (!pre.checkVisibility() || pre.closest(".mermaid")) continue;
-    const range = document.createRange();
-    range.selectNodeContents(pre);
-    const size = parseFloat(getComputedStyle(pre).fontSize);
-    const tops = [...range.getClientRects()]
-      .filter(r => r.width > 0 && r.height < 1.6 * size)  // pieces of text, not the code block or its copy button
-      .map(r => r.top + r.height / 2).sort((a, b) => a - b);
-    const rows = tops.filter((top, i) => i === 0 || top - tops[i - 1] > size / 2).length;
-    const lines = pre.textContent.replace(/\\n$/, "").split("\\n").length;
-    if (rows > lines) problems.push(`a block of ${lines} lines wraps into ${rows}: ` + JSON.stringify(pre.textContent.slice(0, 60)));
-  }
-  return problems;
-}"""
-
-
-def settle(page):
-    """Wait until the diagrams are drawn (Material replaces each diagram's source once drawn)."""
-    page.wait_for_function("() => !document.querySelector('pre.mermaid')", timeout=15_000)
-
-
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-@pytest.mark.parametrize("width", [390, 1280])
-@pytest.mark.parametrize("path", ["/chapter-3/memory-oom/", "/chapter-2/", "/labs/04-eviction/", "/labs/00-manifests-and-quantities/"])
-def test_pages_fit_a_phone_and_a_laptop_in_both_schemes(open_page, path, width, scheme):
-    page = open_page(width=width, scheme=scheme)
-    page.goto(page.base + path)
-    settle(page)
-    assert page.locator("body").get_attribute("data-md-color-scheme") == ("slate" if scheme == "dark" else "default")
-    assert page.evaluate(LAYOUT_PROBLEMS) == []
-
-
-def test_lab_check_tables_keep_their_lines_and_scroll_on_a_phone(open_page):
-    page = open_page(width=390)
-    page.goto(page.base + "/labs/04-eviction/")
-    table = page.locator(".jp-OutputArea-output pre", has_text="rank Pods under memory pressure: all").first
-    scroll = table.evaluate("pre => [pre.scrollWidth, pre.clientWidth, getComputedStyle(pre).whiteSpace]")
-    assert scroll[0] > scroll[1] and scroll[2] == "pre"  # wider than the phone: it scrolls, whole lines
-    prompt = page.locator(".jp-InputPrompt", has_text="In [").first.evaluate(
-        "p => [p.getBoundingClientRect().width, p.scrollWidth <= p.clientWidth]")
-    assert prompt[0] <= 50 and prompt[1]  # a narrow prompt column (64px elsewhere), its text not cut
-
-
-def test_left_to_right_diagrams_are_drawn_top_to_bottom_at_their_own_size_on_a_phone(open_page):
-    sizes = {}
-    for width in (1280, 390):
-        page = open_page(width=width)
-        page.goto(page.base + "/chapter-3/memory-oom/")
-        settle(page)
-        sizes[width] = page.locator("div.mermaid").first.bounding_box()
-    laptop, phone = sizes[1280], sizes[390]
-    assert laptop["width"] > laptop["height"]  # left to right, where there is room
-    assert phone["height"] > phone["width"] and phone["height"] > 3 * laptop["height"]  # top to bottom, not shrunk
 
 
 def test_scenario_plots_link_their_full_size_image_and_are_not_white_in_dark_mode(open_page):

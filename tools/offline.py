@@ -26,6 +26,7 @@ import re
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 try:
@@ -126,11 +127,14 @@ def build_folder(out: Path, *, root: Path = ROOT, requirements: Path | None = No
     listed = out / "requirements.txt"
     listed.write_text(kit_requirements(requirements or root / "requirements.txt", root), encoding="utf-8")
     copy_course(root, out / "course", skip=out)
-    # The package's wheel is built from the copy, so the course's own folder gains no build/ left-overs.
-    build_wheels(out / "course", listed, out / "wheels", list(platforms), list(pythons))
+    # The wheels (pip, in processes of its own) are fetched while the site builds here: every path is absolute.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        # The package's wheel is built from the copy, so the course's own folder gains no build/ left-overs.
+        wheels = pool.submit(build_wheels, out / "course", listed, out / "wheels", list(platforms), list(pythons))
+        build_site(root, out / "site", lab_solutions=lab_solutions)
+        wheels.result()
     for made in ("build", *(p.name for p in (out / "course").glob("*.egg-info"))):
         shutil.rmtree(out / "course" / made, ignore_errors=True)
-    build_site(root, out / "site", lab_solutions=lab_solutions)
     shutil.copy2(INSTALL_PAGE, out / "INSTALL.md")
     return out
 

@@ -3,6 +3,7 @@ the lab sources run with their solutions, cached while nothing they depend on ch
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.metadata
 import json
@@ -19,6 +20,11 @@ from jupyter_client import KernelManager
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 from traitlets.config import Config
+
+try:
+    import fcntl
+except ImportError:  # Windows: no lock, and two runs of one lab at once simply both run it
+    fcntl = None
 
 BEGIN, END = "# BEGIN SOLUTION", "# END SOLUTION"
 _EXERCISE_HEADING = re.compile(r"^#+\s*(Exercise (\d+): .+?)\s*$", re.M)
@@ -239,6 +245,22 @@ def executed_solutions(source: Path, cache_dir: Path, digest: str | None = None)
     target = solutions_path(source, cache_dir, digest)
     if target.exists():
         return target
+    with _running(target.parent / f"{source.stem}.lock"):
+        return target if target.exists() else _execute(source, target)
+
+
+@contextlib.contextmanager
+def _running(lock: Path):
+    """One run of a lab at a time: a second build or test asking for it meanwhile waits, then reuses that run."""
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "a") as held:
+        if fcntl is not None:
+            fcntl.flock(held, fcntl.LOCK_EX)  # released when the file closes
+        yield
+
+
+def _execute(source: Path, target: Path) -> Path:
+    """Run the lab's source with its solutions in a new kernel and keep the run notebook at `target`."""
     notebook = jupytext.read(source, fmt="py:percent")
     client = notebook_client(notebook, source.parent.parent)
     try:
