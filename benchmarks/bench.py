@@ -56,7 +56,7 @@ def in_process_rows() -> list[tuple[str, str]]:
     running = api.load_manifests(EXAMPLES / "pods" / "admission-running.yaml")
     summary = stats.load_summary(EXAMPLES / "summary" / "memory-pressure.json")
     summary_pods = api.load_manifests(EXAMPLES / "summary" / "memory-pods.yaml")
-    scenarios = sorted(p for p in (EXAMPLES / "scenarios").glob("*.yaml") if not p.name.startswith(("invalid-", "lifecycle-")))
+    scenarios = sorted(p for p in (EXAMPLES / "scenarios").glob("*.yaml") if not p.name.startswith(("invalid-", "lifecycle-", "node-", "day-")))
     lifecycles = sorted((EXAMPLES / "scenarios").glob("lifecycle-*.yaml"))
     rows = [
         (f"load the {len(pods)} example Pods", best_of(lambda: [api.load_manifests(p) for p in (EXAMPLES / "pods").glob("*.yaml")])),

@@ -40,7 +40,8 @@ class Kubelet:
     """
 
     def __init__(self, clock: Clock, node: Optional[V1Node], *, mirror_client: Optional[MirrorClient] = None,
-                 sources: tuple[str, ...] = (types.API_SERVER_SOURCE, types.FILE_SOURCE)):
+                 sources: tuple[str, ...] = (types.API_SERVER_SOURCE, types.FILE_SOURCE),
+                 admit_options: Optional[dict] = None):
         self.clock, self.node = clock, node
         self.runtime = RuntimeService(clock)
         self.recorder = Recorder(clock)
@@ -56,7 +57,7 @@ class Kubelet:
         self.handlers = KubeletHandlers(self.pod_workers, self.pod_manager, SourcesReady(self.config.seen_all_sources),
                                         clock, work_queue=self.work_queue, pod_cache=self.pod_cache, node=node,
                                         need_to_reconcile_pod_readiness=lambda pod: False,
-                                        handle_pod_cleanups=self.handle_pod_cleanups)
+                                        handle_pod_cleanups=self.handle_pod_cleanups, **(admit_options or {}))
         self.loop = SyncLoop(self.handlers, self.handlers, Channels(config=self.config.updates, pleg=self.pleg.watch()),
                              clock, relist=self.pleg.relist, run_pod_workers=self.pod_workers.run_pending)
 

@@ -1,0 +1,162 @@
+"""What runs on the replayed node and what it uses: live Pods, the Summary built from them, the kernel's OOM kill times.
+
+Upstream: pkg/kubelet/server/stats/summary.go summaryProviderImpl.Get (the Summary, built here by
+sim/summary.build_summary from what the runtime actually runs); the kill at a container's memory limit is the
+kernel's (the limit is the memory.max that pkg/kubelet/kuberuntime/kuberuntime_container_linux.go
+generateLinuxContainerResources writes). Garbage collection: pkg/kubelet/images/image_gc_manager.go
+GarbageCollect and pkg/kubelet/kuberuntime/kuberuntime_gc.go evictContainers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from .. import api, stats
+from ..eviction import images
+from .node_scenario import NodePod
+from .series import Series
+
+# --8<-- [start:constants]
+IMAGE_GC_PERIOD = 300  # seconds: pkg/kubelet/kubelet.go ImageGCPeriod
+CONTAINER_GC_PERIOD = 60  # seconds: pkg/kubelet/kubelet.go ContainerGCPeriod
+MAX_PER_POD_CONTAINER = images.MAX_PER_POD_CONTAINER  # dead instances kept per (pod, container): 1
+FREE_DISK_SPACE_FAILED = "FreeDiskSpaceFailed"  # pkg/kubelet/events/event.go
+# --8<-- [end:constants]
+
+
+# --8<-- [start:live_pod]
+@dataclass
+class LivePod:
+    """A Pod the kubelet admitted, with its running container instances: what the Summary is built from.
+
+    A container's memory series is read from the start of its running instance (a restarted process starts
+    small again); its disk series (rootfs, logs, inodes) and the Pod's volumes and pids from the Pod's start.
+    A container that is not running uses no memory.
+    """
+
+    node_pod: NodePod
+    started: int  # seconds: when its first container started
+    instances: dict[str, tuple[int, str]] = field(default_factory=dict)  # container -> (start, id) of its newest instance
+    runtime: object = None  # the runtime, asked whether an instance still runs
+
+    @property
+    def pod(self):
+        return self.node_pod.plan.pod
+
+    @property
+    def plan(self):
+        return self.node_pod.plan
+
+    def usage(self, t: int, container: str, key: str) -> int:
+        series = self.plan.containers.get(container, {}).get(key)
+        if series is None:
+            return 0
+        if key == "memory":
+            start, cid = self.instances.get(container, (None, ""))
+            return 0 if start is None or not self._running(cid) else series.at(t - start)
+        return series.at(t - self.started)
+
+    def _running(self, cid: str) -> bool:
+        c = self.runtime.containers.get(cid)
+        return c is not None and c.state == "running"
+
+    def any_running(self) -> bool:
+        """Whether one of its containers still runs (its cgroup, and so its stats, are still there)."""
+        return any(self._running(cid) for _, cid in self.instances.values())
+
+    def volume(self, t: int, name: str) -> int:
+        series = self.plan.volumes.get(name)
+        return series.at(t - self.started) if series else 0
+# --8<-- [end:live_pod]
+
+
+def constant(series: Optional[Series]) -> bool:
+    """Whether the series never changes after its start (a single step at 0)."""
+    return series is None or (len(series.points) == 1 and series.points[0][0] <= 0)
+
+
+# --8<-- [start:first_reach]
+def first_reach(series: Series, level: int) -> Optional[int]:
+    """The first second at which the series is at or above level (None if it never is).
+
+    Upstream: none (the kernel charges pages to the cgroup and OOM-kills when memory.max is reached)
+    """
+    if level <= 0:
+        return 0
+    previous = None
+    for when, amount in series.points:
+        if series.ramp and previous is not None and amount >= level > previous[1]:
+            low, high = previous[0], when  # at(low) < level <= at(high): the ramp is monotonic here
+            while high - low > 1:
+                mid = (low + high) // 2
+                low, high = (mid, high) if series.at(mid) < level else (low, mid)
+            return high
+        if amount >= level:
+            return max(when, 0)
+        previous = (when, amount)
+    return None
+# --8<-- [end:first_reach]
+
+
+def memory_limit(container) -> Optional[int]:
+    """The container's own memory limit in bytes (its cgroup's memory.max), or None."""
+    limits = (container.resources.limits if container.resources else None) or {}
+    return api.value(limits["memory"]) if "memory" in limits else None
+
+
+# --8<-- [start:image_gc]
+def image_gc(store: images.ImageStore, image_fs: stats.FsStats, high: int, low: int, now) -> Optional[tuple[int, int, int]]:
+    """Image GC's pass: above high percent used, free down to low percent; (to free, freed bytes, freed inodes) or None.
+
+    Upstream: pkg/kubelet/images/image_gc_manager.go realImageGCManager.GarbageCollect
+    """
+    capacity, available = image_fs.capacity_bytes, min(image_fs.available_bytes, image_fs.capacity_bytes)
+    if capacity == 0:
+        return None
+    usage_percent = 100 - int(available * 100 / capacity)
+    if usage_percent < high:
+        return None
+    amount_to_free = capacity * (100 - low) // 100 - available
+    freed, inodes = store.free_space(amount_to_free, now)
+    return amount_to_free, freed, inodes
+# --8<-- [end:image_gc]
+
+
+def free_disk_space_failed_message(amount_to_free: int, freed: int) -> str:
+    """The Warning image GC records on the node when it could not free enough. Upstream: GarbageCollect"""
+    return (f"Failed to garbage collect required amount of images. Attempted to free {amount_to_free} bytes, "
+            f"but only found {freed} bytes eligible to free.")
+
+
+# --8<-- [start:container_gc]
+def container_gc(runtime, should_pod_content_be_removed, all_sources_ready: bool) -> list[str]:
+    """Remove dead container instances: all of a Pod whose content may go, else all but the newest per container.
+
+    Upstream: pkg/kubelet/kuberuntime/kuberuntime_gc.go containerGC.evictContainers (MinAge 0,
+    MaxPerPodContainer 1, MaxContainers -1: the kubelet's defaults) and evictSandboxes (a not-ready sandbox
+    with no containers left, of a Pod whose content may go or that has a newer sandbox)
+    """
+    units: dict[tuple[str, str], list] = {}
+    for c in runtime.containers.values():
+        if c.state != "running":
+            units.setdefault((c.pod_uid, c.name), []).append(c)
+    removed = []
+    for (uid, _), dead in units.items():
+        dead.sort(key=lambda c: (c.created_at, c.id), reverse=True)  # newest first
+        keep = 0 if all_sources_ready and should_pod_content_be_removed(uid) else MAX_PER_POD_CONTAINER
+        for c in dead[keep:]:
+            runtime.remove_container(c.id)
+            removed.append(c.id)
+    by_pod: dict[str, list] = {}
+    for s in runtime.sandboxes.values():
+        by_pod.setdefault(s.pod_uid, []).append(s)
+    holding = {c.sandbox_id for c in runtime.containers.values()}
+    for uid, sandboxes in by_pod.items():
+        sandboxes.sort(key=lambda s: (s.created_at, s.id), reverse=True)
+        for i, s in enumerate(sandboxes):
+            if s.state != "SANDBOX_READY" and s.id not in holding and (i > 0 or should_pod_content_be_removed(uid)):
+                runtime.remove_pod_sandbox(s.id)
+                removed.append(s.id)
+    return removed
+# --8<-- [end:container_gc]
