@@ -298,3 +298,30 @@ def _load(name: str):
     from mini_kubelet.sim.lifecycle_scenario import read_scenario
     doc, where, base, stem = read_scenario(SCENARIOS / name)
     return load_node_scenario(doc, where, base, stem)
+
+
+def test_a_pass_without_pressure_reads_the_same_node_figures_from_the_aggregate():
+    """The cheap pass: the node's observations from one aggregate of every Pod equal those from each Pod's stats
+    (pkg/kubelet/eviction/helpers.go makeSignalObservations reads only node-level figures)."""
+    from mini_kubelet.eviction import signals
+    from mini_kubelet.sim.node_usage import NodeAggregate
+    from mini_kubelet.sim.summary import build_summary
+    web = pod("web", requests={"cpu": "100m", "memory": "100Mi"}, usage={"memory": {"ramp": {"0s": "50Mi", "3m": "90Mi"}},
+                                                                         "rootfs": "1Gi", "logs": "200Mi", "inodes": 300})
+    web["manifest"]["spec"]["volumes"] = [{"name": "scratch", "emptyDir": {}}, {"name": "shm", "emptyDir": {"medium": "Memory"}}]
+    web["usage"]["volumes"] = {"scratch": "2Gi", "shm": "64Mi"}
+    replay = NodeReplay(scenario(pods=[web, pod("batch", usage={"memory": "300Mi", "pids": 40})]))
+    compared = []
+    original = replay._pass_summary
+
+    def compare(active):
+        pods = replay._measured(active)
+        full, cheap = (build_summary(replay.sc, p, replay.store, replay.now(), replay.clock.now(), replay.node_usage)[0]
+                       for p in (pods, [NodeAggregate(pods, replay.now())]))
+        observed = [{k: (v.available, v.capacity) for k, v in signals.make_signal_observations(s)[0].items()}
+                    for s in (full, cheap)]
+        compared.append(observed[0] == observed[1] and len(observed[0]) >= 5)
+        return original(active)
+    replay._pass_summary = compare
+    replay.run()
+    assert len(compared) == 31 and all(compared)

@@ -20,7 +20,7 @@ from kubernetes.client import V1PodCondition
 
 from .. import kubelet as admission, types
 from ..clock import Clock
-from ..eviction import images, manager as mgr
+from ..eviction import images, manager as mgr, signals
 from ..eviction.records import REASON
 from ..kubelet_main import Kubelet
 from ..pod_workers import kill_pod_now
@@ -28,8 +28,8 @@ from .lifecycle_api import APIServer
 from .node_events import NodeRecorder
 from .node_scenario import NodeScenario, NodePod, replacement
 from .node_trace import NodeTrace
-from .node_usage import (CONTAINER_GC_PERIOD, IMAGE_GC_PERIOD, LivePod, container_gc, first_reach, image_gc,
-                         memory_limit)
+from .node_usage import (CONTAINER_GC_PERIOD, IMAGE_GC_PERIOD, LivePod, NodeAggregate, container_gc, first_reach,
+                         image_gc, memory_limit)
 from .series import Series
 from .summary import build_summary
 
@@ -286,7 +286,7 @@ class NodeReplay:
             self.cleanup = None
         active = self._active_pods()
         self._mark_images_in_use()
-        evicted = self.manager.synchronize(self._summary(active), active)
+        evicted = self.manager.synchronize(self._pass_summary(active), active)
         self.trace.passes += 1
         self.events.after_pass(t, self.manager.last_sync, evicted)
         if evicted:
@@ -319,12 +319,34 @@ class NodeReplay:
         return admission.filter_out_inactive_pods(self.kubelet.pod_manager.get_pods(), known_terminated=terminated,
                                                   termination_requested=requested)
 
-    def _summary(self, active: list):
-        """The Summary of the node as it is: the Pods that are active or still have a running container."""
+    def _measured(self, active: list) -> list[LivePod]:
+        """The Pods the stats provider reports: those active, and those with a container still running."""
         t, uids = self.now(), {p.metadata.uid for p in active}
         pods = [lp for uid, lp in self.live.items() if uid in uids or lp.any_running()]
-        pods += [LivePod(self.plans[u], t, runtime=self.kubelet.runtime) for u in uids if u not in self.live and u in self.plans]
-        return build_summary(self.sc, pods, self.store, t, self.clock.now(), self.node_usage)[0]
+        return pods + [LivePod(self.plans[u], t, runtime=self.kubelet.runtime) for u in uids
+                       if u not in self.live and u in self.plans]
+
+    def _summary(self, active: list):
+        """The Summary of the node as it is, every measured Pod with its stats."""
+        return build_summary(self.sc, self._measured(active), self.store, self.now(), self.clock.now(), self.node_usage)[0]
+
+    # --8<-- [start:pass_summary]
+    def _pass_summary(self, active: list):
+        """The Summary a pass needs: node figures only, unless a threshold is met or a Pod has a local-storage limit.
+
+        synchronize reads the Pods' stats only to rank them (once a threshold is met, or still held for its
+        minimum reclaim) and for local-storage limits; otherwise the node's figures decide everything.
+        """
+        pods = self._measured(active)
+        cheap = build_summary(self.sc, [NodeAggregate(pods, self.now())], self.store, self.now(), self.clock.now(),
+                              self.node_usage)[0]
+        observations, _ = signals.make_signal_observations(cheap)
+        held = self.manager.thresholds_met and signals.thresholds_met(self.manager.thresholds_met, observations, True)
+        if held or signals.thresholds_met(self.sc.config.thresholds, observations, False) or any(
+                lp.node_pod.local_limits for lp in pods):
+            return build_summary(self.sc, pods, self.store, self.now(), self.clock.now(), self.node_usage)[0]
+        return cheap
+    # --8<-- [end:pass_summary]
 
     def _mark_images_in_use(self) -> None:
         used = {c.image for c in self.kubelet.runtime.containers.values()}

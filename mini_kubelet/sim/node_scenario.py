@@ -48,6 +48,20 @@ class NodePod:
     run: dict[str, dict]  # container -> {"after": seconds, "exitCode": int}: each instance ends after that long
     replica_set: str = ""  # the owning ReplicaSet: its controller recreates a Pod that failed or was deleted
     path: str = ""
+    _local_limits: Optional[bool] = None
+
+    @property
+    def local_limits(self) -> bool:
+        """Whether a local-storage limit applies: an ephemeral-storage limit, or an emptyDir sizeLimit."""
+        if self._local_limits is None:
+            self._local_limits = self._has_local_limits()
+        return self._local_limits
+
+    def _has_local_limits(self) -> bool:
+        spec = self.plan.pod.spec
+        return any("ephemeral-storage" in ((c.resources.limits if c.resources else None) or {})
+                   for c in spec.containers + (spec.init_containers or [])) or any(
+            v.empty_dir is not None and v.empty_dir.size_limit is not None for v in spec.volumes or [])
 
     @property
     def name(self) -> str:

@@ -10,18 +10,23 @@ GarbageCollect and pkg/kubelet/kuberuntime/kuberuntime_gc.go evictContainers.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Optional
+
+from kubernetes.client import V1Container, V1ObjectMeta, V1Pod, V1PodSpec
 
 from .. import api, stats
 from ..eviction import images
 from .node_scenario import NodePod
 from .series import Series
+from .summary import _disk_volume, _memory_volume
 
 # --8<-- [start:constants]
 IMAGE_GC_PERIOD = 300  # seconds: pkg/kubelet/kubelet.go ImageGCPeriod
 CONTAINER_GC_PERIOD = 60  # seconds: pkg/kubelet/kubelet.go ContainerGCPeriod
 MAX_PER_POD_CONTAINER = images.MAX_PER_POD_CONTAINER  # dead instances kept per (pod, container): 1
 FREE_DISK_SPACE_FAILED = "FreeDiskSpaceFailed"  # pkg/kubelet/events/event.go
+DISK_KEYS = ("rootfs", "logs", "inodes")
 # --8<-- [end:constants]
 
 
@@ -39,6 +44,7 @@ class LivePod:
     started: int  # seconds: when its first container started
     instances: dict[str, tuple[int, str]] = field(default_factory=dict)  # container -> (start, id) of its newest instance
     runtime: object = None  # the runtime, asked whether an instance still runs
+    _parts: Optional[tuple] = None
 
     @property
     def pod(self):
@@ -61,6 +67,29 @@ class LivePod:
         c = self.runtime.containers.get(cid)
         return c is not None and c.state == "running"
 
+    def totals(self, t: int) -> tuple[int, int, int, int, int]:
+        """(working set, rootfs, logs and disk volumes, inodes, pids) at t: the Pod's share of the node's usage."""
+        if self._parts is None:  # read the spec once: model attributes are slow to reach
+            spec = self.pod.spec
+            self._parts = ([(c.name, (self.plan.containers.get(c.name) or {}).get("memory"),
+                             [(i, (self.plan.containers.get(c.name) or {})[key]) for i, key in enumerate(DISK_KEYS)
+                              if key in (self.plan.containers.get(c.name) or {})]) for c in spec.containers],
+                           [(v.name, _memory_volume(v), v.host_path is None and _disk_volume(v))
+                            for v in spec.volumes or () if v.name in self.plan.volumes])
+        ws, disk = 0, [0, 0, 0]  # rootfs, logs (with disk volumes), inodes
+        since = t - self.started
+        for name, memory, disk_series in self._parts[0]:
+            if memory is not None:
+                start, cid = self.instances.get(name, (None, ""))
+                ws += 0 if start is None or not self._running(cid) else memory.at(t - start)
+            for i, series in disk_series:
+                disk[i] += series.at(since)
+        for name, in_memory, on_disk in self._parts[1]:
+            used = self.plan.volumes[name].at(since)
+            ws += used if in_memory else 0
+            disk[1] += used if on_disk else 0
+        return ws, disk[0], disk[1], disk[2], self.plan.pids.at(since)
+
     def any_running(self) -> bool:
         """Whether one of its containers still runs (its cgroup, and so its stats, are still there)."""
         return any(self._running(cid) for _, cid in self.instances.values())
@@ -69,6 +98,35 @@ class LivePod:
         series = self.plan.volumes.get(name)
         return series.at(t - self.started) if series else 0
 # --8<-- [end:live_pod]
+
+
+_ALL = V1Pod(metadata=V1ObjectMeta(name="all-pods", namespace="", uid=""),
+             spec=V1PodSpec(containers=[V1Container(name="all")], volumes=[]))
+
+
+# --8<-- [start:node_aggregate]
+class NodeAggregate:
+    """Every live Pod's usage summed into one pseudo-Pod: the Summary's node part comes out the same, cheaply.
+
+    build_summary adds the Pods' usage into the node's figures; given this one aggregate, it computes the
+    same node, "pods" container and filesystem numbers as from every Pod, but no Pod's own stats. The
+    eviction manager needs those only to rank and for local-storage limits.
+    """
+
+    def __init__(self, pods: list[LivePod], t: int):
+        sums = [0, 0, 0, 0, 0]
+        for lp in pods:
+            for i, value in enumerate(lp.totals(t)):
+                sums[i] += value
+        self.values = dict(zip(("memory", "rootfs", "logs", "inodes"), sums))
+        self.started, self.pod, self.plan = t, _ALL, SimpleNamespace(pids=Series([(0, sums[4])]))
+
+    def usage(self, t: int, container: str, key: str) -> int:
+        return self.values[key]
+
+    def volume(self, t: int, name: str) -> int:
+        return 0
+# --8<-- [end:node_aggregate]
 
 
 def constant(series: Optional[Series]) -> bool:
