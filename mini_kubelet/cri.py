@@ -38,8 +38,68 @@ class CRIError(Exception):
     """A CRI call that failed (an injected failure, or an ID the runtime does not know)."""
 
 
+class _Watched:
+    """A runtime object that tells its runtime when one of its fields is written (the runtime's change counter)."""
+
+    def __setattr__(self, name: str, value) -> None:
+        object.__setattr__(self, name, value)
+        owner = self.__dict__.get("_owner")
+        if owner is not None:
+            owner.touch(self.pod_uid)
+
+
+class _ByPod(dict):
+    """The runtime's sandboxes or containers by ID, also indexed by pod UID; every change counts as a change.
+
+    Writing the dict (a test that places a container itself) keeps the index as right as the runtime's own calls.
+    """
+
+    def __init__(self, runtime: "RuntimeService"):
+        super().__init__()
+        self.runtime = runtime
+        self.by_pod: dict[str, dict[str, object]] = {}
+
+    def __setitem__(self, key: str, value) -> None:
+        old = dict.get(self, key)
+        if old is not None and old.pod_uid != value.pod_uid:
+            self._unindex(key)
+        elif old is not None:
+            object.__setattr__(old, "_owner", None)
+        super().__setitem__(key, value)
+        object.__setattr__(value, "_owner", self.runtime)
+        self.by_pod.setdefault(value.pod_uid, {})[key] = value
+        self.runtime.touch(value.pod_uid)
+
+    def __delitem__(self, key: str) -> None:
+        self._unindex(key)
+        super().__delitem__(key)
+
+    def pop(self, key: str, *default):
+        if key in self:
+            self._unindex(key)
+        return super().pop(key, *default)
+
+    def clear(self) -> None:
+        for key in list(self):
+            self._unindex(key)
+        super().clear()
+
+    def _unindex(self, key: str) -> None:
+        value = dict.__getitem__(self, key)
+        held = self.by_pod.get(value.pod_uid, {})
+        held.pop(key, None)
+        if not held:
+            self.by_pod.pop(value.pod_uid, None)
+        object.__setattr__(value, "_owner", None)
+        self.runtime.touch(value.pod_uid)
+
+    def of(self, pod_uid: str) -> list:
+        """The pod's objects, in the order the dict holds them."""
+        return list(self.by_pod.get(pod_uid, {}).values())
+
+
 @dataclass
-class FakeSandbox:
+class FakeSandbox(_Watched):
     """One pod sandbox the runtime holds.
 
     Upstream: k8s.io/cri-api/pkg/apis/testing FakePodSandbox
@@ -57,7 +117,7 @@ class FakeSandbox:
 
 
 @dataclass
-class FakeContainer:
+class FakeContainer(_Watched):
     """One container instance the runtime holds; a restart is a new instance with restart_count + 1.
 
     Upstream: k8s.io/cri-api/pkg/apis/testing FakeContainer
@@ -80,14 +140,32 @@ class FakeContainer:
 
 
 class RuntimeService:
-    """The runtime: CRI calls for the kubelet, commands for the scenario, views for PLEG and status."""
+    """The runtime: CRI calls for the kubelet, commands for the scenario, views for PLEG and status.
+
+    `generation` counts every change to the runtime's sandboxes and containers, and `pod_generation(uid)` the
+    changes to one pod's: a reader that saw the same number has seen the same state (the PLEG's relist and
+    the pod workers use them to do nothing when nothing changed).
+    """
 
     def __init__(self, clock: Clock):
         self.clock = clock
-        self.sandboxes: dict[str, FakeSandbox] = {}
-        self.containers: dict[str, FakeContainer] = {}
+        self.generation = 0
+        self.pod_generations: dict[str, int] = {}
+        self._views: dict[str, tuple[int, kc.Pod, list, list]] = {}  # uid -> (generation, listing, sandboxes, containers)
+        self._listing: Optional[tuple[int, list[kc.Pod]]] = None
+        self.sandboxes: dict[str, FakeSandbox] = _ByPod(self)
+        self.containers: dict[str, FakeContainer] = _ByPod(self)
         self.injected_errors: dict[str, str] = {}  # CRI call name -> message of its next failure
         self._seq = 0
+
+    def touch(self, pod_uid: str) -> None:
+        """Count a change to the pod's runtime state."""
+        self.generation += 1
+        self.pod_generations[pod_uid] = self.pod_generations.get(pod_uid, 0) + 1
+
+    def pod_generation(self, pod_uid: str) -> int:
+        """How many changes the pod's runtime state has seen (the same number: the same state)."""
+        return self.pod_generations.get(pod_uid, 0)
 
     def _next_id(self, prefix: str) -> str:
         self._seq += 1
@@ -131,8 +209,9 @@ class RuntimeService:
 
         Upstream: k8s.io/cri-api RuntimeService.RemovePodSandbox
         """
-        self.sandboxes.pop(sandbox_id, None)
-        for cid in [c.id for c in self.containers.values() if c.sandbox_id == sandbox_id]:
+        sandbox = self.sandboxes.pop(sandbox_id, None)
+        held = self.containers.of(sandbox.pod_uid) if sandbox is not None else self.containers.values()
+        for cid in [c.id for c in held if c.sandbox_id == sandbox_id]:
             del self.containers[cid]
 
     def create_container(self, sandbox_id: str, pod: V1Pod, container: V1Container, restart_count: int) -> str:
@@ -187,8 +266,8 @@ class RuntimeService:
 
     def running_container(self, pod_uid: str, name: str) -> FakeContainer:
         """The running instance of the named container of the pod (the target of a command)."""
-        for c in self.containers.values():
-            if c.pod_uid == pod_uid and c.name == name and c.state == kc.CONTAINER_STATE_RUNNING:
+        for c in self.containers.of(pod_uid):
+            if c.name == name and c.state == kc.CONTAINER_STATE_RUNNING:
                 return c
         raise CRIError(f"no running container {name!r} in pod {pod_uid}")
 
@@ -220,15 +299,30 @@ class RuntimeService:
         return sandboxes[0].id
     # --8<-- [end:commands]
 
+    def _view(self, pod_uid: str) -> tuple[int, kc.Pod, list, list]:
+        """The pod as GetPods lists it, and its sandboxes and containers newest first; rebuilt only after a change."""
+        generation = self.pod_generation(pod_uid)
+        view = self._views.get(pod_uid)
+        if view is not None and view[0] == generation:
+            return view
+        newest_first = lambda o: (o.created_at, _seq_of(o.id))  # noqa: E731  (creation time, then creation order)
+        sandboxes = sorted(self.sandboxes.of(pod_uid), key=newest_first, reverse=True)
+        containers = sorted(self.containers.of(pod_uid), key=newest_first, reverse=True)
+        name, namespace = (sandboxes[0].pod_name, sandboxes[0].pod_namespace) if sandboxes else ("", "")
+        sandbox_state = {kc.SANDBOX_READY: kc.CONTAINER_STATE_RUNNING, kc.SANDBOX_NOTREADY: kc.CONTAINER_STATE_EXITED}
+        listing = kc.Pod(id=pod_uid, name=name, namespace=namespace,
+                         containers=[kc.Container(c.id, c.name, c.image, c.hash, c.state) for c in containers],
+                         sandboxes=[kc.Container(s.id, "", "", 0, sandbox_state[s.state]) for s in sandboxes])
+        view = self._views[pod_uid] = (generation, listing, sandboxes, containers)
+        return view
+
     def _sandboxes_of(self, pod_uid: str) -> list[FakeSandbox]:
         """The pod's sandboxes, newest first (creation time, then creation order)."""
-        return sorted((s for s in self.sandboxes.values() if s.pod_uid == pod_uid),
-                      key=lambda s: (s.created_at, _seq_of(s.id)), reverse=True)
+        return list(self._view(pod_uid)[2])
 
     def _containers_of(self, pod_uid: str) -> list[FakeContainer]:
         """The pod's container instances, newest first (creation time, then creation order)."""
-        return sorted((c for c in self.containers.values() if c.pod_uid == pod_uid),
-                      key=lambda c: (c.created_at, _seq_of(c.id)), reverse=True)
+        return list(self._view(pod_uid)[3])
 
     # --8<-- [start:views]
     def get_pods(self) -> list[kc.Pod]:
@@ -236,25 +330,22 @@ class RuntimeService:
 
         Upstream: pkg/kubelet/kuberuntime/kuberuntime_manager.go kubeGenericRuntimeManager.GetPods (all=true)
         """
-        uids = {s.pod_uid for s in self.sandboxes.values()} | {c.pod_uid for c in self.containers.values()}
-        pods = []
-        for uid in uids:
-            sandboxes, containers = self._sandboxes_of(uid), self._containers_of(uid)
-            name, namespace = (sandboxes[0].pod_name, sandboxes[0].pod_namespace) if sandboxes else ("", "")
-            sandbox_state = {kc.SANDBOX_READY: kc.CONTAINER_STATE_RUNNING, kc.SANDBOX_NOTREADY: kc.CONTAINER_STATE_EXITED}
-            pods.append(kc.Pod(
-                id=uid, name=name, namespace=namespace,
-                containers=[kc.Container(c.id, c.name, c.image, c.hash, c.state) for c in containers],
-                sandboxes=[kc.Container(s.id, "", "", 0, sandbox_state[s.state]) for s in sandboxes]))
-        newest = {uid: max([s.created_at for s in self._sandboxes_of(uid)] or [self.clock.start]) for uid in uids}
-        return sorted(pods, key=lambda p: (newest[p.id], p.id), reverse=True)
+        if self._listing is None or self._listing[0] != self.generation:
+            uids = set(self.sandboxes.by_pod) | set(self.containers.by_pod)
+            views = [self._view(uid) for uid in uids]
+            for uid in [uid for uid in self._views if uid not in uids]:
+                del self._views[uid]
+            newest = {v[1].id: v[2][0].created_at if v[2] else self.clock.start for v in views}
+            pods = sorted((v[1] for v in views), key=lambda p: (newest[p.id], p.id), reverse=True)
+            self._listing = (self.generation, pods)
+        return list(self._listing[1])  # the same Pod objects while nothing changed: read them, never write them
 
     def get_pod_status(self, uid: str, name: str = "", namespace: str = "") -> kc.PodStatus:
         """The runtime's status of one pod: sandboxes and container instances newest first, IPs of a ready newest sandbox.
 
         Upstream: pkg/kubelet/kuberuntime/kuberuntime_manager.go kubeGenericRuntimeManager.GetPodStatus
         """
-        sandboxes = self._sandboxes_of(uid)
+        _, _, sandboxes, containers = self._view(uid)
         ips = [sandboxes[0].ip] if sandboxes and sandboxes[0].state == kc.SANDBOX_READY and sandboxes[0].ip else []
         if sandboxes and not name:
             name, namespace = sandboxes[0].pod_name, sandboxes[0].pod_namespace
@@ -265,5 +356,5 @@ class RuntimeService:
             container_statuses=[kc.Status(
                 id=c.id, name=c.name, state=c.state, created_at=c.created_at, started_at=c.started_at,
                 finished_at=c.finished_at, exit_code=c.exit_code, image=c.image, hash=c.hash,
-                restart_count=c.restart_count, reason=c.reason, message=c.message) for c in self._containers_of(uid)])
+                restart_count=c.restart_count, reason=c.reason, message=c.message) for c in containers])
     # --8<-- [end:views]

@@ -119,7 +119,13 @@ class KubeletHandlers:
     # --8<-- [end:handlers]
 
     def dispatch_work(self, pod: V1Pod, sync_type: SyncPodType, mirror_pod: Optional[V1Pod], start: datetime) -> None:
-        """Hand the pod to its worker. Upstream: pkg/kubelet/kubelet.go Kubelet.dispatchWork"""
+        """Hand the pod to its worker. Upstream: pkg/kubelet/kubelet.go Kubelet.dispatchWork
+
+        A SYNC of a pod whose SyncPod would change nothing is settled by the pod workers at once (no-op unless
+        the Kubelet skips settled resyncs).
+        """
+        if sync_type == SyncPodType.SYNC and self.pod_workers.resync_if_settled(pod, mirror_pod):
+            return
         self.pod_workers.update_pod(UpdatePodOptions(update_type=sync_type, pod=pod, mirror_pod=mirror_pod,
                                                      start_time=start))
 
@@ -150,6 +156,8 @@ class KubeletHandlers:
         Upstream: pkg/kubelet/kubelet.go Kubelet.getPodsToSync
         """
         due = set(self.work_queue.get_work())
+        if not due and not self.pod_sync_loop_handlers:
+            return []
         return [pod for pod in self.pod_manager.get_pods()
                 if pod.metadata.uid in due or any(should_sync(pod) for should_sync in self.pod_sync_loop_handlers)]
 

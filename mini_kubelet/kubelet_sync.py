@@ -19,7 +19,8 @@ from kubernetes.client import V1Pod
 
 from . import container, events, types
 from .clock import Clock
-from .container import CONTAINER_STATE_RUNNING, ERR_CRASH_LOOP_BACK_OFF, PodStatus, convert_pod_status_to_running_pod
+from .container import (CONFIG_POD_SANDBOX, CONTAINER_STATE_RUNNING, ERR_CRASH_LOOP_BACK_OFF, PodStatus,
+                        convert_pod_status_to_running_pod)
 from .cri import RuntimeService
 from .flowcontrol import Backoff, new_container_back_off
 from .kubelet_pods import generate_api_pod_status
@@ -54,7 +55,8 @@ class KubeletSyncer:
 
     def __init__(self, runtime: RuntimeService, status_manager: StatusManager, clock: Clock, recorder: events.Recorder, *,
                  back_off: Optional[Backoff] = None, mirror_client: Optional[MirrorClient] = None,
-                 is_pod_termination_requested: Callable[[str], bool] = lambda uid: False, pod_sync_handlers=()):
+                 is_pod_termination_requested: Callable[[str], bool] = lambda uid: False, pod_sync_handlers=(),
+                 skip_settled_resyncs: bool = False):
         self.runtime, self.status_manager, self.clock, self.recorder = runtime, status_manager, clock, recorder
         self.back_off = back_off or new_container_back_off(clock)  # NewMainKubelet: 10 s, capped at 300 s
         self.mirror_client, self.is_pod_termination_requested = mirror_client, is_pod_termination_requested
@@ -64,6 +66,59 @@ class KubeletSyncer:
         self.startup: dict[str, str] = {}
         self.readiness: dict[str, str] = {}
         self.kills: list[tuple[V1Pod, Optional[int]]] = []  # (pod, grace period override) of each killPod
+        self.skip_settled_resyncs = skip_settled_resyncs
+        self.settled: dict[str, tuple[tuple, tuple]] = {}  # uid -> the inputs of its last sync, if it changed nothing
+
+    # --8<-- [start:settled]
+    def sync_inputs(self, pod: V1Pod, mirror_pod: Optional[V1Pod], pod_status: PodStatus) -> tuple[tuple, tuple]:
+        """Everything SyncPod reads about one pod: objects (compared by identity) and values (compared by value).
+
+        The pod and mirror pod as the pod manager holds them, the cached runtime status (a new object after every
+        change the PLEG saw) and its IPs, the status manager's cached status (a new object after every change),
+        and the probe results of the pod's containers.
+        """
+        probes = tuple((self.liveness.get(c.id), self.startup.get(c.id), self.readiness.get(c.id))
+                       for c in pod_status.container_statuses)
+        return ((pod, mirror_pod, pod_status, self.status_manager.pod_statuses.get(pod.metadata.uid)),
+                (tuple(pod_status.ips), probes))
+
+    def is_settled(self, pod: V1Pod, mirror_pod: Optional[V1Pod], pod_status: PodStatus) -> bool:
+        """Whether SyncPod would change nothing: its last sync of the pod changed nothing, and its inputs are the same.
+
+        SyncPod is a function of its inputs and of the clock; the clock counts only through the crash-loop back-off
+        (read only for a container that is to start, which is not a sync that changes nothing) and the active
+        deadline (such pods are never settled). So the same inputs give the same answer: again nothing.
+        Upstream: none (an observation about pkg/kubelet/kubelet.go Kubelet.SyncPod)
+        """
+        before = self.settled.get(pod.metadata.uid) if self.skip_settled_resyncs else None
+        if before is None:
+            return False
+        objects, values = self.sync_inputs(pod, mirror_pod, pod_status)
+        return all(a is b for a, b in zip(before[0], objects)) and before[1] == values
+
+    def _changes(self, uid: str) -> tuple:
+        """What a sync could change besides the runtime's containers: statuses, logs, events, kills, the runtime."""
+        return (self.status_manager.pod_statuses.get(uid), len(self.status_manager.log), len(self.recorder.events),
+                self.runtime.generation, len(self.kills))
+
+    def _begin_settling(self, pod: V1Pod, mirror_pod: Optional[V1Pod], pod_status: PodStatus) -> tuple:
+        uid = pod.metadata.uid
+        self.settled.pop(uid, None)
+        return self.sync_inputs(pod, mirror_pod, pod_status), self._changes(uid)
+
+    def _end_settling(self, pod: V1Pod, mirror_pod: Optional[V1Pod], begun: tuple, result) -> None:
+        """Keep the sync's inputs if it changed nothing and depended on no clock: the next one may then be skipped."""
+        uid = pod.metadata.uid
+        inputs, changes = begun
+        after = self._changes(uid)
+        unchanged = changes[0] is after[0] and changes[1:] == after[1:]
+        only_config = all(r.action == CONFIG_POD_SANDBOX and r.error is None for r in result.sync_results)
+        needs_mirror = types.is_static_pod(pod) and self.mirror_client is not None and (
+            mirror_pod is None or mirror_pod.metadata.deletion_timestamp is not None)
+        if (unchanged and only_config and not needs_mirror and pod.spec.active_deadline_seconds is None
+                and not self.is_pod_termination_requested(uid)):
+            self.settled[uid] = inputs
+    # --8<-- [end:settled]
 
     def generate_api_pod_status(self, pod: V1Pod, pod_status: PodStatus, pod_is_terminal: bool):
         """Upstream: pkg/kubelet/kubelet_pods.go Kubelet.generateAPIPodStatus (old status from the status manager)"""
@@ -79,6 +134,7 @@ class KubeletSyncer:
 
         Upstream: pkg/kubelet/kubelet.go Kubelet.SyncPod
         """
+        begun = self._begin_settling(pod, mirror_pod, pod_status) if self.skip_settled_resyncs else None
         api_status = self.generate_api_pod_status(pod, pod_status, False)
         pod_status.ips = [ip.ip for ip in api_status.pod_ips or []]
         if api_status.phase in ("Succeeded", "Failed"):  # nothing more to run: the worker terminates the pod
@@ -103,6 +159,8 @@ class KubeletSyncer:
             for r in result.sync_results:
                 if r.error not in (ERR_CRASH_LOOP_BACK_OFF, ERR_IMAGE_PULL_BACK_OFF):
                     raise SyncError(err)
+        if begun is not None:
+            self._end_settling(pod, mirror_pod, begun, result)
         return False
     # --8<-- [end:sync_pod]
 

@@ -111,13 +111,18 @@ class GenericPLEG:
 
     Upstream: pkg/kubelet/pleg/generic.go GenericPLEG (NewGenericPLEG)
     get_pods() is the runtime's GetPods(all=true); get_pod_status(uid, name, namespace) its GetPodStatus.
+    generation(), when given, is the runtime's change counter: a relist that finds it where the last one left it
+    knows the listing is the same, so no container can have changed, and it does only what every relist does
+    whatever it finds (the relist time, and the cache's timestamp that waiting pod workers need).
     """
 
     def __init__(self, get_pods: Callable[[], list[container.Pod]], clock: Clock, *,
                  get_pod_status: Optional[Callable[[str, str, str], container.PodStatus]] = None,
                  cache: Optional[Cache] = None, capacity: int = PLEG_CHANNEL_CAPACITY,
                  relist_period: timedelta = GENERIC_PLEG_RELIST_PERIOD,
-                 relist_threshold: timedelta = GENERIC_PLEG_RELIST_THRESHOLD):
+                 relist_threshold: timedelta = GENERIC_PLEG_RELIST_THRESHOLD,
+                 generation: Optional[Callable[[], int]] = None):
+        self.generation, self.listed_generation = generation, None
         self.get_pods, self.get_pod_status, self.cache, self.clock = get_pods, get_pod_status, cache, clock
         self.event_channel: deque[PodLifecycleEvent] = deque()
         self.capacity, self.relist_period, self.relist_threshold = capacity, relist_period, relist_threshold
@@ -150,18 +155,26 @@ class GenericPLEG:
         Upstream: pkg/kubelet/pleg/generic.go GenericPLEG.Relist
         """
         timestamp = self.clock.now()
+        generation = self.generation() if self.generation is not None else None
+        if generation is not None and generation == self.listed_generation and not self.pods_to_reinspect:
+            self.relist_time = timestamp  # the same listing as last time: no events, nothing to re-read
+            if self.cache is not None:
+                self.cache.update_time(timestamp)
+            return
         try:
             pods = self.get_pods()
         except Exception as err:  # noqa: BLE001
             self.log.append(f"GenericPLEG: Unable to retrieve pods: {err}")
             return
-        self.relist_time = timestamp
+        self.relist_time, self.listed_generation = timestamp, generation
         for record in self.pod_records.values():  # podRecords.setCurrent
             record[1] = None
         for pod in pods:
             self.pod_records.setdefault(pod.id, [None, None])[1] = pod
         events_by_pod_id: dict[str, list[PodLifecycleEvent]] = {}
         for pid, (old, current) in list(self.pod_records.items()):
+            if old is current:  # the runtime listed the very same unchanged pod: nothing to compare
+                continue
             for c in get_containers_from_pods(old, current):
                 for event in generate_events(pid, c.id, get_container_state(old, c.id), get_container_state(current, c.id)):
                     events_by_pod_id.setdefault(event.id, []).append(event)

@@ -27,9 +27,11 @@ class BasicManager:
         self.mirror_pod_by_uid: dict[str, V1Pod] = {}
         self.mirror_pod_by_full_name: dict[str, V1Pod] = {}
         self.translation_by_uid: dict[str, str] = {}  # mirror pod UID -> static pod UID
+        self.generation = 0  # counts every update and deletion (a reader that saw the same number saw the same pods)
 
     def update_pod(self, pod: V1Pod) -> None:
         """Add or replace a pod (AddPod is the same). Upstream: basicManager.UpdatePod (updatePodsInternal)"""
+        self.generation += 1
         full_name = get_pod_full_name(pod)
         if types.is_mirror_pod(pod):
             self.mirror_pod_by_uid[pod.metadata.uid] = pod
@@ -46,6 +48,7 @@ class BasicManager:
 
     def delete_pod(self, pod: V1Pod) -> None:
         """Forget a pod or a mirror pod. Upstream: basicManager.DeletePod"""
+        self.generation += 1
         full_name = get_pod_full_name(pod)
         if types.is_mirror_pod(pod):
             self.mirror_pod_by_uid.pop(pod.metadata.uid, None)

@@ -31,8 +31,11 @@ class PodWorkerLoop:
         """
         turns, held = 0, set(held)
         while True:
-            ready = [uid for uid in list(self.pod_updates) if uid not in held and (
-                self.waiting[uid][2] is not None if uid in self.waiting else self.pod_updates[uid])]
+            candidates = self.pod_updates.notified | self.delivered  # the others have nothing to do
+            self.delivered = {uid for uid in self.delivered if uid in self.waiting}
+            ready = sorted((uid for uid in candidates if uid in self.pod_updates and uid not in held and (
+                self.waiting[uid][2] is not None if uid in self.waiting else self.pod_updates[uid])),
+                key=self.pod_updates.order.__getitem__)
             if not ready:
                 return turns
             for uid in ready:
@@ -56,7 +59,11 @@ class PodWorkerLoop:
             return
         entry = [ctx, work, None]  # wait for a status newer than the last sync (the next relist)
         self.waiting[uid] = entry
-        self.pod_cache.subscribe(uid, self.last_sync_time[uid], lambda data: entry.__setitem__(2, data))
+
+        def deliver(data: Data) -> None:
+            entry[2] = data
+            self.delivered.add(uid)
+        self.pod_cache.subscribe(uid, self.last_sync_time[uid], deliver)
 
     def _sync(self, uid: str, ctx: Context, work: PodWork, data: Optional[Data]) -> None:
         """One sync of the worker's current state; data is the cached runtime status (None for a runtime pod)."""

@@ -34,6 +34,70 @@ from .types import SyncPodType
 from .work_queue import BasicWorkQueue
 
 
+class _Workers(dict):
+    """pod_updates: a worker per UID and whether it is notified, kept with the notified UIDs and the workers' order.
+
+    Go's scheduler finds the goroutines with something to do at no cost; here the notified set and the creation
+    order stand in for that, so that finding the workers to run does not look at every worker.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.notified: set[str] = set()
+        self.order: dict[str, int] = {}  # uid -> when its worker started (the dict's order)
+        self._started = 0
+
+    def __setitem__(self, uid: str, notified: bool) -> None:
+        if uid not in self:
+            self._started += 1
+            self.order[uid] = self._started
+        super().__setitem__(uid, notified)
+        if notified:
+            self.notified.add(uid)
+        else:
+            self.notified.discard(uid)
+
+    def __delitem__(self, uid: str) -> None:
+        super().__delitem__(uid)
+        self.notified.discard(uid)
+        del self.order[uid]
+
+    def pop(self, uid: str, *default):
+        if uid in self:
+            self.notified.discard(uid)
+            del self.order[uid]
+        return super().pop(uid, *default)
+
+    def clear(self) -> None:
+        super().clear()
+        self.notified.clear()
+        self.order.clear()
+
+
+class _Statuses(dict):
+    """pod_sync_statuses, with a count of the UIDs coming and going (housekeeping has nothing new to do without one)."""
+
+    def __init__(self):
+        super().__init__()
+        self.changes = 0
+
+    def __setitem__(self, uid: str, status: PodSyncStatus) -> None:
+        self.changes += 1
+        super().__setitem__(uid, status)
+
+    def __delitem__(self, uid: str) -> None:
+        self.changes += 1
+        super().__delitem__(uid)
+
+    def pop(self, uid: str, *default):
+        self.changes += 1
+        return super().pop(uid, *default)
+
+    def clear(self) -> None:
+        self.changes += 1
+        super().clear()
+
+
 # --8<-- [start:pod_workers]
 class PodWorkers(PodWorkerLoop):
     """The source of truth for which pods may have running containers, one worker per UID.
@@ -47,12 +111,13 @@ class PodWorkers(PodWorkerLoop):
         self.pod_syncer, self.work_queue, self.pod_cache, self.clock = pod_syncer, work_queue, pod_cache, clock
         self.resync_interval, self.back_off_period, self.rand = resync_interval, back_off_period, rand
         self.pods_synced = False
-        self.pod_updates: dict[str, bool] = {}  # a worker per UID; True: notified (Go's 1-slot channel is full)
-        self.pod_sync_statuses: dict[str, PodSyncStatus] = {}
+        self.pod_updates: dict[str, bool] = _Workers()  # a worker per UID; True: notified (Go's 1-slot channel is full)
+        self.pod_sync_statuses: dict[str, PodSyncStatus] = _Statuses()
         self.started_static_pods_by_fullname: dict[str, str] = {}
         self.waiting_to_start_static_pods_by_fullname: dict[str, list[str]] = {}
         self.last_sync_time: dict[str, Optional[datetime]] = {}  # each worker goroutine's lastSyncTime
         self.waiting: dict[str, list] = {}  # workers blocked in GetNewerThan: [ctx, work, data or None]
+        self.delivered: set[str] = set()  # waiting workers the cache has answered (their data is in)
         self.log: list[str] = []
         self.events: list = []  # (pod, (type, reason, message)) as the event recorder writes them
 
@@ -267,6 +332,37 @@ class PodWorkers(PodWorkerLoop):
         status.started_at = self.clock.now()
         status.merge_last_update(options)
         return ctx, work, True, True, True
+
+    # -- resyncs that cannot change anything --
+    def resync_if_settled(self, pod: V1Pod, mirror_pod: Optional[V1Pod]) -> bool:
+        """Do what a SYNC update of an idle worker would do, without SyncPod, when SyncPod would change nothing.
+
+        The pod syncer says whether its last sync of the pod changed nothing and nothing it reads has changed
+        since (`is_settled`). Then the whole round (UpdatePod, the wait for a newer cached status, SyncPod,
+        completeWork) comes to: the sync time is now and the next resync is queued. True if that was done;
+        False (nothing done) if the worker is busy, the pod is going away, or the syncer is not sure.
+        Upstream: none (the outcome of pkg/kubelet/pod_workers.go UpdatePod, podWorkerLoop and completeWork)
+        """
+        uid = pod.metadata.uid
+        status = self.pod_sync_statuses.get(uid)
+        is_settled = getattr(self.pod_syncer, "is_settled", None)
+        if (is_settled is None or status is None or self.rand is not PodWorkers.__init__.__kwdefaults__["rand"]
+                or self.pod_updates.get(uid, True) or uid in self.waiting or status.working
+                or status.pending_update is not None or not status.is_started() or status.is_termination_requested()
+                or status.finished or pod.metadata.deletion_timestamp is not None
+                or phase_of(pod) in ("Failed", "Succeeded")):
+            return False
+        active = status.active_update
+        if (active is None or active.pod is not pod or active.running_pod is not None
+                or (mirror_pod is not None and mirror_pod is not active.mirror_pod)
+                or (status.ctx is not None and status.ctx.cancelled)):
+            return False
+        data = self.pod_cache.get_if_newer_than(uid, self.last_sync_time[uid])
+        if data is None or data.err is not None or not is_settled(pod, mirror_pod, data.status):
+            return False
+        self.last_sync_time[uid] = self.clock.now()
+        self.complete_work(uid, False, None)
+        return True
 
     # -- housekeeping --
     def sync_known_pods(self, desired_pods: list[V1Pod]) -> dict[str, PodWorkerSync]:

@@ -5,6 +5,7 @@ Upstream: pkg/kubelet/util/queue/work_queue.go (basicWorkQueue)
 
 from __future__ import annotations
 
+import heapq
 from datetime import datetime, timedelta
 
 from .clock import Clock
@@ -19,11 +20,18 @@ class BasicWorkQueue:
     def __init__(self, clock: Clock):
         self.clock = clock
         self.queue: dict[str, datetime] = {}
+        self._times: list[tuple[datetime, str]] = []  # (due, uid) as enqueued, earliest first; stale ones are skipped
+        self._order: dict[str, int] = {}  # uid -> when it entered the queue (the queue's iteration order)
+        self._entered = 0
 
     def enqueue(self, uid: str, delay: float | timedelta) -> None:
         """Make uid due after delay (replacing any earlier due time). Upstream: basicWorkQueue.Enqueue"""
         delay = delay if isinstance(delay, timedelta) else timedelta(seconds=delay)
-        self.queue[uid] = self.clock.now() + delay
+        if uid not in self.queue:
+            self._entered += 1
+            self._order[uid] = self._entered
+        self.queue[uid] = at = self.clock.now() + delay
+        heapq.heappush(self._times, (at, uid))
 
     def get_work(self) -> list[str]:
         """Remove and return the UIDs whose time is before now (a delay of 0 waits for the next tick).
@@ -31,8 +39,13 @@ class BasicWorkQueue:
         Upstream: pkg/kubelet/util/queue/work_queue.go basicWorkQueue.GetWork
         Go iterates a map, so the order is unspecified; here it is the order of enqueueing.
         """
-        now = self.clock.now()
-        due = [uid for uid, at in self.queue.items() if at < now]
-        for uid in due:
+        now, times, due = self.clock.now(), self._times, set()
+        while times and times[0][0] < now:  # only the due times are looked at (a replaced or taken one is stale)
+            at, uid = heapq.heappop(times)
+            if self.queue.get(uid) == at:
+                due.add(uid)
+        ordered = sorted(due, key=self._order.__getitem__)
+        for uid in ordered:
             del self.queue[uid]
-        return due
+            del self._order[uid]
+        return ordered

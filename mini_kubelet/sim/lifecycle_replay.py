@@ -32,10 +32,12 @@ CONTAINER_UNHEALTHY = "Unhealthy"  # pkg/kubelet/events/event.go ContainerUnheal
 
 
 # --8<-- [start:run_lifecycle]
-def run_lifecycle(source: Union[str, Path, LifecycleScenario]) -> LifecycleTimeline:
+def run_lifecycle(source: Union[str, Path, LifecycleScenario], *,
+                  skip_settled_resyncs: bool = False) -> LifecycleTimeline:
     """Replay the scenario second by second and collect what `kubectl get pods -w` and `describe` would show.
 
     Upstream: pkg/kubelet/kubelet.go Kubelet.Run (syncLoop and the PLEG on the virtual clock)
+    skip_settled_resyncs is the Kubelet's (the same timeline, faster on a node of many quiet pods).
     """
     if isinstance(source, LifecycleScenario):
         scenario = source
@@ -43,7 +45,7 @@ def run_lifecycle(source: Union[str, Path, LifecycleScenario]) -> LifecycleTimel
         doc, where, base, name = read_scenario(source)
         scenario = load_lifecycle_scenario(doc, where, base, name)
     clock = Clock()
-    kubelet = Kubelet(clock, scenario.node)
+    kubelet = Kubelet(clock, scenario.node, skip_settled_resyncs=skip_settled_resyncs)
     server = APIServer(kubelet)
     kubelet.syncer.mirror_client = server
     timeline = LifecycleTimeline(scenario)

@@ -68,16 +68,45 @@ def _update_last_transition_time(status: V1PodStatus, old: V1PodStatus, conditio
                                       condition.status and before.last_transition_time else now)
 
 
-def _by_kubelet_equal(old: V1PodStatus, new: V1PodStatus) -> bool:
-    """Upstream: pkg/kubelet/status/status_manager.go isPodStatusByKubeletEqual"""
+def _plain(value):
+    return value.to_dict() if hasattr(value, "to_dict") else value
+
+
+def models_equal(a, b) -> bool:
+    """Whether two values are equal as the client models compare them (their to_dict()), without building the dicts.
+
+    Models of one class are compared field by field, lists and dicts item by item; anything else as to_dict() would.
+    """
+    if a is b:
+        return True
+    fields = getattr(type(a), "openapi_types", None)
+    if fields is not None and type(b) is type(a):
+        return all(models_equal(getattr(a, name, None), getattr(b, name, None)) for name in fields)
+    if type(a) is list and type(b) is list:
+        return len(a) == len(b) and all(models_equal(x, y) for x, y in zip(a, b))
+    if type(a) is dict and type(b) is dict:
+        return a.keys() == b.keys() and all(models_equal(v, b[k]) for k, v in a.items())
+    return _plain(a) == _plain(b)
+
+
+def _by_kubelet_equal(old: V1PodStatus, new: V1PodStatus, start_time=None) -> bool:
+    """Upstream: pkg/kubelet/status/status_manager.go isPodStatusByKubeletEqual
+
+    Every field but the conditions is compared; of the conditions, only the kubelet's own, by status, message and
+    reason. start_time, when given, stands for new's start time (a status not yet given its own).
+    """
     for c in new.conditions or []:
         if c.type in POD_CONDITIONS_BY_KUBELET or c.type == "DisruptionTarget":
             o = next((x for x in old.conditions or [] if x.type == c.type), None)
             if o is None or (o.status, o.message, o.reason) != (c.status, c.message, c.reason):
                 return False
-    old_copy = copy.deepcopy(old)
-    old_copy.conditions = new.conditions
-    return old_copy.to_dict() == new.to_dict()
+    for name in type(new).openapi_types:
+        if name == "conditions":
+            continue
+        after = start_time if name == "start_time" and start_time is not None else getattr(new, name, None)
+        if not models_equal(getattr(old, name, None), after):
+            return False
+    return True
 
 
 # --8<-- [start:merge_pod_status]
@@ -119,6 +148,7 @@ class StatusManager:
         self.clock, self.get_mirror_pod = clock, get_mirror_pod
         self.pod_statuses: dict[str, VersionedPodStatus] = {}
         self.api_statuses: dict[str, V1PodStatus] = {}  # what was last sent to the API server
+        self.generation = 0  # counts every change to the cached statuses (or to what was sent)
         self.log: list[str] = []
 
     def get_pod_status(self, uid: str) -> Optional[V1PodStatus]:
@@ -127,7 +157,18 @@ class StatusManager:
         return cached.status if cached else None
 
     def set_pod_status(self, pod: V1Pod, status: V1PodStatus) -> None:
-        """Cache a copy of the status; a deletion forces the update. Upstream: manager.SetPodStatus"""
+        """Cache a copy of the status; a deletion forces the update. Upstream: manager.SetPodStatus
+
+        A status equal to the cached one changes nothing (updateStatusInternal returns early): that is found out
+        first, without the copy.
+        """
+        cached = self.pod_statuses.get(pod.metadata.uid)
+        if cached is not None and pod.metadata.deletion_timestamp is None and not any(
+                check_container_state_transition(before, after, pod.spec.restart_policy) for before, after in (
+                    (cached.status.container_statuses, status.container_statuses),
+                    (cached.status.init_container_statuses, status.init_container_statuses))) and _by_kubelet_equal(
+                cached.status, status, cached.status.start_time or status.start_time or self.clock.now()):
+            return
         self.update_status_internal(pod, copy.deepcopy(status), pod.metadata.deletion_timestamp is not None, False)
 
     # --8<-- [start:terminate_pod]
@@ -178,6 +219,7 @@ class StatusManager:
         status.start_time = old.start_time or status.start_time or now
         if cached is not None and _by_kubelet_equal(cached.status, status) and not force_update:
             return
+        self.generation += 1
         self.pod_statuses[uid] = VersionedPodStatus(status, cached.version + 1 if cached else 1, pod.metadata.name,
                                                     pod.metadata.namespace, pod_is_finished,
                                                     cached.at if cached else now)
@@ -207,6 +249,7 @@ class StatusManager:
     def remove_orphaned_statuses(self, uids: set[str]) -> None:
         """Forget the statuses of pods no longer known. Upstream: manager.RemoveOrphanedStatuses"""
         for uid in [u for u in self.pod_statuses if u not in uids]:
+            self.generation += 1
             del self.pod_statuses[uid]
             self.api_statuses.pop(uid, None)
 

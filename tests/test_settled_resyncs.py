@@ -1,0 +1,123 @@
+"""Chapter 1: a Kubelet that skips settled resyncs tells the same story, byte for byte, as one that runs them all.
+
+`Kubelet(..., skip_settled_resyncs=True)` re-queues the periodic resync of a pod whose SyncPod would change
+nothing (its last sync changed nothing and nothing it reads has changed since) without running SyncPod.
+Upstream runs every resync (pkg/kubelet/pod_workers.go completeWork queues one each resync interval); the
+option is only a shortcut, so every replay must come out the same with it on and off: statuses, events,
+restarts, kills (the `--output json` trace).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mini_kubelet.cmd import run_lifecycle_report
+from mini_kubelet.sim.lifecycle_replay import run_lifecycle
+from mini_kubelet.sim.lifecycle_scenario import load_lifecycle_scenario
+
+from .conftest import EXAMPLES
+
+pytestmark = pytest.mark.ch1
+
+LIFECYCLE = sorted((EXAMPLES / "scenarios").glob("lifecycle-*.yaml"))
+
+
+def _container(name: str, *, liveness: bool = False, readiness: bool = False) -> dict:
+    container = {"name": name, "image": "registry.example/app:1",
+                 "resources": {"requests": {"cpu": "50m", "memory": "32Mi"}, "limits": {"memory": "64Mi"}}}
+    if liveness:
+        container["livenessProbe"] = {"httpGet": {"path": "/healthz", "port": 8080}, "periodSeconds": 10}
+    if readiness:
+        container["readinessProbe"] = {"httpGet": {"path": "/ready", "port": 8080}, "periodSeconds": 5}
+    return container
+
+
+def many_pods_scenario(count: int, minutes: int) -> dict:
+    """A busy node: steady pods with probes, crash loops, OOM kills, jobs, init containers, deletions, static pods."""
+    pods, events = [], []
+    for i in range(count):
+        name, kind, at = f"pod-{i:03d}", i % 8, i % 40
+        spec: dict = {"containers": [_container("app", liveness=kind == 0, readiness=kind in (0, 5))]}
+        entry: dict = {"at": f"{at}s"}
+        if kind == 1:  # a crash loop
+            entry["run"] = {"app": {"after": f"{5 + i % 7}s", "exitCode": 1}}
+        elif kind == 2:  # the kernel's OOM killer, every 90 s of running
+            entry["run"] = {"app": {"after": "90s", "oomKill": True}}
+        elif kind == 3:  # a job that succeeds
+            spec["restartPolicy"] = "OnFailure"
+            entry["run"] = {"app": {"after": f"{20 + i % 13}s", "exitCode": 0}}
+        elif kind == 4:  # a pod that fails once for good
+            spec["restartPolicy"] = "Never"
+            entry["run"] = {"app": {"after": f"{40 + i % 11}s", "exitCode": 2}}
+        elif kind == 5:  # an init container first
+            spec["initContainers"] = [_container("setup")]
+            entry["run"] = {"setup": {"after": "3s", "exitCode": 0}}
+        if kind == 7:
+            entry["source"] = "file"
+        entry["manifest"] = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "busy"},
+                             "spec": spec}
+        pods.append(entry)
+        late = at + 120 + (i * 7) % (minutes * 60 - at - 180)
+        if kind == 0:
+            events += [{"at": f"{late}s", "probe": {"pod": name, "liveness": "failure", "output": "HTTP 500"}},
+                       {"at": f"{late + 30}s", "probe": {"pod": name, "readiness": "failure"}},
+                       {"at": f"{late + 50}s", "probe": {"pod": name, "readiness": "success"}}]
+        elif kind == 5:
+            events.append({"at": f"{late}s", "crash": {"pod": name, "code": 3}})
+        elif kind == 6:
+            events.append({"at": f"{late}s", "delete": {"pod": name, "gracePeriod": i % 45}})
+        elif kind == 7:
+            events += [{"at": f"{late}s", "delete": {"pod": name}}, {"at": f"{late + 40}s", "sandboxDies": {"pod": name}}]
+    return {"replay": "lifecycle", "duration": f"{minutes}m", "pods": pods, "events": events}
+
+
+def trace(source, skip: bool) -> str:
+    return run_lifecycle_report.render_json(run_lifecycle(source, skip_settled_resyncs=skip))
+
+
+@pytest.mark.parametrize("path", LIFECYCLE, ids=lambda p: p.stem)
+def test_every_lifecycle_example_is_the_same_with_settled_resyncs_skipped(path: Path):
+    assert trace(path, True) == trace(path, False)
+
+
+def test_a_busy_node_is_the_same_with_settled_resyncs_skipped():
+    scenario = load_lifecycle_scenario(many_pods_scenario(32, 12), "busy-node", EXAMPLES / "scenarios", "busy-node")
+    skipped, full = trace(scenario, True), trace(scenario, False)
+    assert skipped == full
+    assert '"OOMKilled"' in full and '"BackOff"' in full and '"Killing"' in full and '"Unhealthy"' in full
+
+
+def test_settled_resyncs_are_skipped_and_unsettled_ones_are_not():
+    """The shortcut is taken for quiet pods (else it proves nothing), never for one with something to do."""
+    from mini_kubelet.clock import Clock
+    from mini_kubelet.kubelet_main import Kubelet
+    from mini_kubelet.sim.lifecycle_api import APIServer
+
+    scenario = load_lifecycle_scenario(many_pods_scenario(8, 5), "busy-node", EXAMPLES / "scenarios", "busy-node")
+    kubelet = Kubelet(Clock(), scenario.node, skip_settled_resyncs=True)
+    server = APIServer(kubelet)
+    kubelet.syncer.mirror_client = server
+    steady = next(p.pod for p in scenario.pods if p.pod.metadata.name == "pod-000")
+    server.pods[steady.metadata.uid] = steady
+    server.send()
+    kubelet.send("file", [])
+    syncs = []
+    real_sync_pod = kubelet.syncer.sync_pod
+    kubelet.syncer.sync_pod = lambda *args: syncs.append(kubelet.clock.now()) or real_sync_pod(*args)
+    for _ in range(300):
+        kubelet.clock.advance(1)
+        kubelet.step()
+    uid = steady.metadata.uid
+    assert kubelet.pod_status(steady).phase == "Running" and uid in kubelet.syncer.settled
+    settled_at = len(syncs)
+    assert settled_at < 10  # the start-up syncs, then none: 4 minutes of resyncs were settled
+    assert kubelet.work_queue.queue[uid] > kubelet.clock.now()  # the next resync is queued all the same
+    container = next(c for c in kubelet.runtime.containers.values() if c.pod_uid == uid)
+    kubelet.syncer.readiness[container.id] = "Failure"  # a new input: the next resync runs SyncPod
+    for _ in range(61):
+        kubelet.clock.advance(1)
+        kubelet.step()
+    assert len(syncs) == settled_at + 1
+    assert next(c.status for c in kubelet.pod_status(steady).conditions if c.type == "Ready") == "False"
