@@ -67,7 +67,8 @@ class NodeReplay:
         self.started: list[str] = []  # container ids the runtime started since the replay last looked
         self.static: list = []
         self.versions: dict[str, int] = {}
-        self.mirrors_seen = 0
+        self.mirrors_seen, self.statuses_seen, self._images_seen = 0, -1, -1
+        self._active: Optional[tuple] = None
         self.arrivals = sorted([(p.at, i, p) for i, p in enumerate(scenario.pods)] +
                                [(e.at, len(scenario.pods) + i, e.payload) for i, e in enumerate(scenario.events)
                                 if e.kind == "addPod"], key=lambda a: (a[0], a[1]))
@@ -221,6 +222,8 @@ class NodeReplay:
         for name, value in payload["volumes"].items():
             plan.plan.volumes[name] = Series([(0, value)])
         live = self.live.get(plan.plan.pod.metadata.uid)
+        if live is not None:
+            live.forget()
         for name, (start, cid) in list(live.instances.items()) if live else []:
             self._schedule_end(cid, plan, name, start)  # a new memory level may be at the limit now
         self.trace.note(t, "set", plan.name, f"{plan.name} usage set: " + ", ".join(f"{k} {v}" for k, v in payload["values"].items()))
@@ -313,6 +316,15 @@ class NodeReplay:
 
     def _active_pods(self) -> list:
         """The Pods the Kubelet counts as active. Upstream: pkg/kubelet/kubelet_pods.go Kubelet.GetActivePods"""
+        kl = self.kubelet
+        key = (kl.pod_manager.generation, kl.pod_workers.pod_sync_statuses.changes, len(kl.handlers.rejected),
+               kl.status_manager.generation, kl.runtime.generation)  # a worker's state moves with one of these
+        if self._active is not None and self._active[0] == key:
+            return self._active[1]
+        self._active = (key, self._find_active_pods())
+        return self._active[1]
+
+    def _find_active_pods(self) -> list:
         statuses = self.kubelet.pod_workers.pod_sync_statuses
         terminated = {u for u, s in statuses.items() if s.is_terminated()} | set(self.kubelet.handlers.rejected)
         requested = {u for u, s in statuses.items() if s.is_termination_requested()}
@@ -349,6 +361,10 @@ class NodeReplay:
     # --8<-- [end:pass_summary]
 
     def _mark_images_in_use(self) -> None:
+        """Images a container of the runtime uses (running or not) are in use. Upstream: image_gc_manager.go detectImages"""
+        if self._images_seen == self.kubelet.runtime.generation:
+            return
+        self._images_seen = self.kubelet.runtime.generation
         used = {c.image for c in self.kubelet.runtime.containers.values()}
         for name, record in self.store.images.items():
             if (name in used) != record.in_use or record.in_use:
@@ -357,7 +373,8 @@ class NodeReplay:
     def _image_gc(self, t: int) -> None:
         """Image GC's periodic pass. Upstream: pkg/kubelet/kubelet.go StartGarbageCollection (every ImageGCPeriod)"""
         self._mark_images_in_use()
-        summary = self._summary(self._active_pods())
+        summary = build_summary(self.sc, [NodeAggregate(self._measured(self._active_pods()), self.now())], self.store,
+                                self.now(), self.clock.now(), self.node_usage)[0]  # image GC reads the node's figures
         kl = self.sc.kubelet
         result = image_gc(self.store, summary.node.runtime.image_fs, kl["imageGCHighThresholdPercent"],
                           kl["imageGCLowThresholdPercent"], self.clock.now())
@@ -413,6 +430,8 @@ class NodeReplay:
         """
         changed, sm, t = len(self.server.notes) != self.mirrors_seen, self.kubelet.status_manager, self.now()
         self.mirrors_seen = len(self.server.notes)
+        if sm.generation == self.statuses_seen:
+            return changed  # nothing new to write, and no deleted Pod newly finished
         for uid, stored in list(self.server.pods.items()):
             mirror = types.is_mirror_pod(stored)
             pod = (self.kubelet.pod_manager.get_pod_by_mirror_pod(stored) if mirror
@@ -432,6 +451,7 @@ class NodeReplay:
                 del self.server.pods[uid]
                 self.trace.note(t, "removed", stored.metadata.name, f"{stored.metadata.name} is removed from the API server")
                 changed = True
+        self.statuses_seen = sm.generation  # what this pass wrote counts as seen
         return changed
 
 

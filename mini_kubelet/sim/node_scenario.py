@@ -223,6 +223,10 @@ def _pods(r: Reader, raw: Any, path: str, node_name: str, duration: int) -> list
             if key in one["metadata"]:
                 one["metadata"][key] = str(one["metadata"][key]).replace("{i}", str(i))
         out.append(_pod(r, entry, one, path, node_name, duration))
+        if i > 1:  # the copies share the first one's series (read only): equal usage is computed once a pass
+            first, plan = out[0].plan, out[-1].plan
+            plan.containers = {c: dict(v) for c, v in first.containers.items()}
+            plan.volumes, plan.pids = dict(first.volumes), first.pids
     return out
 
 

@@ -45,6 +45,13 @@ class LivePod:
     instances: dict[str, tuple[int, str]] = field(default_factory=dict)  # container -> (start, id) of its newest instance
     runtime: object = None  # the runtime, asked whether an instance still runs
     _parts: Optional[tuple] = None
+    _constant: bool = False
+    _cached: Optional[tuple] = None
+    _uid: str = ""
+
+    def forget(self) -> None:
+        """The scenario changed the Pod's usage: read its series again."""
+        self._parts = self._cached = None
 
     @property
     def pod(self):
@@ -67,23 +74,47 @@ class LivePod:
         c = self.runtime.containers.get(cid)
         return c is not None and c.state == "running"
 
-    def totals(self, t: int) -> tuple[int, int, int, int, int]:
-        """(working set, rootfs, logs and disk volumes, inodes, pids) at t: the Pod's share of the node's usage."""
+    def totals(self, t: int, memo: Optional[dict] = None) -> tuple[int, int, int, int, int]:
+        """(working set, rootfs, logs and disk volumes, inodes, pids) at t: the Pod's share of the node's usage.
+
+        A Pod whose every series is constant has the same totals until the runtime changes one of its containers.
+        """
+        if self._parts is not None and self._constant:
+            generation = self.runtime.pod_generation(self._uid)
+            if self._cached is not None and self._cached[0] == generation:
+                return self._cached[1]
+            result = self._totals(t, {} if memo is None else memo)
+            self._cached = (generation, result)
+            return result
+        return self._totals(t, {} if memo is None else memo)
+
+    def _totals(self, t: int, memo: dict) -> tuple[int, int, int, int, int]:
         if self._parts is None:  # read the spec once: model attributes are slow to reach
-            spec = self.pod.spec
+            spec, self._uid = self.pod.spec, self.pod.metadata.uid
             self._parts = ([(c.name, (self.plan.containers.get(c.name) or {}).get("memory"),
                              [(i, (self.plan.containers.get(c.name) or {})[key]) for i, key in enumerate(DISK_KEYS)
                               if key in (self.plan.containers.get(c.name) or {})]) for c in spec.containers],
                            [(v.name, _memory_volume(v), v.host_path is None and _disk_volume(v))
                             for v in spec.volumes or () if v.name in self.plan.volumes])
+            every = [x for c in self.plan.containers.values() for x in c.values()] + list(self.plan.volumes.values())
+            self._constant = all(constant(x) for x in every + [self.plan.pids])
         ws, disk = 0, [0, 0, 0]  # rootfs, logs (with disk volumes), inodes
         since = t - self.started
         for name, memory, disk_series in self._parts[0]:
             if memory is not None:
                 start, cid = self.instances.get(name, (None, ""))
-                ws += 0 if start is None or not self._running(cid) else memory.at(t - start)
+                if start is not None and self._running(cid):
+                    key = (id(memory), t - start)  # Pods made by one `count:` share their series
+                    value = memo.get(key)
+                    if value is None:
+                        value = memo[key] = memory.at(t - start)
+                    ws += value
             for i, series in disk_series:
-                disk[i] += series.at(since)
+                key = (id(series), since)
+                value = memo.get(key)
+                if value is None:
+                    value = memo[key] = series.at(since)
+                disk[i] += value
         for name, in_memory, on_disk in self._parts[1]:
             used = self.plan.volumes[name].at(since)
             ws += used if in_memory else 0
@@ -114,10 +145,14 @@ class NodeAggregate:
     """
 
     def __init__(self, pods: list[LivePod], t: int):
-        sums = [0, 0, 0, 0, 0]
+        sums, memo = [0, 0, 0, 0, 0], {}
         for lp in pods:
-            for i, value in enumerate(lp.totals(t)):
-                sums[i] += value
+            ws, rootfs, logs, inodes, pids = lp.totals(t, memo)
+            sums[0] += ws
+            sums[1] += rootfs
+            sums[2] += logs
+            sums[3] += inodes
+            sums[4] += pids
         self.values = dict(zip(("memory", "rootfs", "logs", "inodes"), sums))
         self.started, self.pod, self.plan = t, _ALL, SimpleNamespace(pids=Series([(0, sums[4])]))
 
