@@ -325,3 +325,15 @@ def test_a_pass_without_pressure_reads_the_same_node_figures_from_the_aggregate(
     replay._pass_summary = compare
     replay.run()
     assert len(compared) == 31 and all(compared)
+
+
+def test_a_deleted_replicaset_pod_leaves_the_api_and_is_replaced():
+    """kubectl delete: the kubelet stops the Pod, the status manager's syncPod deletes it once it is finished
+    (status_manager.go canBeDeleted); its ReplicaSet counts it out at once (replica_set.go filterActivePods)."""
+    replay = NodeReplay(scenario(pods=[pod("web-a", replicaSet="web", requests={"cpu": "10m"}, usage={"memory": "50Mi"})],
+                                 events=[{"at": "1m", "deletePod": {"pod": "web-a", "gracePeriod": 5}}]))
+    trace = replay.run()
+    kinds = [(line["kind"], line["pod"]) for line in trace.timeline if line["kind"] in ("delete", "removed", "recreate")]
+    assert kinds[0] == ("delete", "web-a") and ("removed", "web-a") in kinds and [k for k, _ in kinds].count("recreate") == 1
+    assert replay.server.by_name("web-a") is None
+    assert [p["status"] for p in trace.pods] == ["Running"] and trace.pods[0]["name"].startswith("web-")

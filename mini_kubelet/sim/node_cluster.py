@@ -38,6 +38,8 @@ class ClusterSide:
                 self.trace.note(t, "delete", event.payload["pod"], f"kubectl delete pod {event.payload['pod']}: not found")
                 return False
             grace = self.server.delete(target, event.payload.get("gracePeriod"))
+            if not types.is_mirror_pod(target):
+                self.deleting.add(target.metadata.uid)
             self.trace.note(t, "delete", target.metadata.name, f"kubectl delete pod {target.metadata.name} (grace period {grace}s)")
             self._maybe_recreate(target, t)
             return True
@@ -114,6 +116,13 @@ class ClusterSide:
         return bound
     # --8<-- [end:controllers]
 
+    def _stored(self, pod):
+        """The API's copy of a Pod the kubelet knows: the same UID, or a static Pod's mirror Pod."""
+        if not types.is_static_pod(pod):
+            return self.server.pods.get(pod.metadata.uid)
+        mirror = self.kubelet.pod_manager.get_mirror_pod_by_pod(pod)
+        return None if mirror is None else self.server.pods.get(mirror.metadata.uid)
+
     def _write_statuses(self) -> bool:
         """Store what the status manager writes; remove a deleted Pod once it is finished. True if the API's Pods changed.
 
@@ -123,23 +132,24 @@ class ClusterSide:
         self.mirrors_seen = len(self.server.notes)
         if sm.generation == self.statuses_seen:
             return changed  # nothing new to write, and no deleted Pod newly finished
-        for uid, stored in list(self.server.pods.items()):
-            mirror = types.is_mirror_pod(stored)
-            pod = (self.kubelet.pod_manager.get_pod_by_mirror_pod(stored) if mirror
-                   else self.kubelet.pod_manager.get_pod_by_uid(uid))
-            if pod is None:
+        for uid, cached in list(sm.pod_statuses.items()):  # only the statuses with a new version
+            if self.versions.get(uid) == cached.version:
                 continue
-            cached = sm.pod_statuses.get(pod.metadata.uid)
-            if cached is not None and self.versions.get(uid) != cached.version:
-                self.versions[uid] = cached.version
-                status = self.kubelet.pod_status(pod)
-                if status is not None and status != stored.status:
-                    stored.status = copy.deepcopy(status)
-                    self.events.status_written(stored, t)
-                    if status.phase == "Failed":
-                        self._maybe_recreate(stored, t)
-            if not mirror and stored.metadata.deletion_timestamp is not None and sm.can_be_deleted(uid):
-                del self.server.pods[uid]
+            pod = self.kubelet.pod_manager.get_pod_by_uid(uid)
+            stored = None if pod is None else self._stored(pod)
+            if stored is None:
+                continue  # not in the API (yet): written once it is
+            self.versions[uid] = cached.version
+            status = self.kubelet.pod_status(pod)
+            if status is not None and status != stored.status:
+                stored.status = copy.deepcopy(status)
+                self.events.status_written(stored, t)
+                if status.phase == "Failed":
+                    self._maybe_recreate(stored, t)
+        for uid in [u for u in self.deleting if sm.can_be_deleted(u)]:
+            self.deleting.discard(uid)
+            stored = self.server.pods.pop(uid, None)
+            if stored is not None:
                 self.trace.note(t, "removed", stored.metadata.name, f"{stored.metadata.name} is removed from the API server")
                 changed = True
         self.statuses_seen = sm.generation  # what this pass wrote counts as seen

@@ -68,6 +68,7 @@ class NodeReplay(ClusterSide):
         self.versions: dict[str, int] = {}
         self.mirrors_seen, self.statuses_seen, self._images_seen = 0, -1, -1
         self._active: Optional[tuple] = None
+        self.deleting: set[str] = set()  # API Pods with a deletionTimestamp, removed once the kubelet is done
         self.arrivals = sorted([(p.at, i, p) for i, p in enumerate(scenario.pods)] +
                                [(e.at, len(scenario.pods) + i, e.payload) for i, e in enumerate(scenario.events)
                                 if e.kind == "addPod"], key=lambda a: (a[0], a[1]))
