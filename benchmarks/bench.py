@@ -59,7 +59,7 @@ def in_process_rows() -> list[tuple[str, str]]:
     running = api.load_manifests(EXAMPLES / "pods" / "admission-running.yaml")
     summary = stats.load_summary(EXAMPLES / "summary" / "memory-pressure.json")
     summary_pods = api.load_manifests(EXAMPLES / "summary" / "memory-pods.yaml")
-    scenarios = sorted(p for p in (EXAMPLES / "scenarios").glob("*.yaml") if not p.name.startswith(("invalid-", "lifecycle-")))
+    scenarios = sorted(p for p in (EXAMPLES / "scenarios").glob("*.yaml") if not p.name.startswith(("invalid-", "lifecycle-", "node-", "day-")))
     lifecycles = sorted((EXAMPLES / "scenarios").glob("lifecycle-*.yaml"))
     rows = [
         (f"load the {len(pods)} example Pods", best_of(lambda: [api.load_manifests(p) for p in (EXAMPLES / "pods").glob("*.yaml")])),
@@ -184,6 +184,76 @@ ONE_POD = ("import json, sys, yaml; from kubernetes.client import ApiClient; "
            "ApiClient().deserialize(json.dumps(yaml.safe_load(open(sys.argv[1]))), 'V1Pod', 'application/json')")
 
 
+
+
+def _node_day(pods: int, duration: str) -> dict:
+    """day-110-pods.yaml grown to `pods` Pods (each count: and the node's size scaled alike) and run for `duration`."""
+    import yaml
+    from mini_kubelet.sim.series import parse_duration
+    doc = yaml.safe_load((EXAMPLES / "scenarios" / "day-110-pods.yaml").read_text())
+    scale, end = pods / 110, parse_duration(duration)
+    for entry in doc["pods"]:
+        if "count" in entry:
+            entry["count"] = max(1, round(entry["count"] * scale))
+    counted = sum(entry.get("count", 1) for entry in doc["pods"]) + sum(1 for e in doc["events"] if "addPod" in e)
+    doc["pods"][3]["count"] += pods - counted  # the web replicas make up the rounding
+    capacity = doc["node"]["capacity"]
+    capacity["memory"], capacity["cpu"] = f"{round(52 * scale)}Gi", str(round(32 * scale))
+    doc["node"]["kubelet"]["maxPods"] = pods
+    doc.update(duration=duration, expect=None)
+    doc["events"] = [e for e in doc["events"] if parse_duration(e["at"]) < end]
+    return doc
+
+
+def node_replay_rows() -> list[tuple[str, str]]:
+    """Chapter 5: the day of 110 Pods, one eviction pass, and the replay's cost as the node and the day grow.
+
+    A cell of the table whose estimate (from the cells measured, growing as Pods x passes) is above
+    BENCH_NODE_BUDGET seconds (default 120) is printed as an estimate, not run; BENCH_NODE_BUDGET=0 runs all.
+    """
+    from pathlib import Path as _Path
+
+    from mini_kubelet.clock import Clock
+    from mini_kubelet.eviction import manager as mgr
+    from mini_kubelet.sim.node_replay import NodeReplay
+    from mini_kubelet.sim.node_scenario import load_node_scenario
+
+    def replay(pods: int, duration: str) -> tuple[float, NodeReplay]:
+        scenario = load_node_scenario(_node_day(pods, duration), "day-110-pods.yaml", _Path("."), "day")
+        started = time.perf_counter()
+        node = NodeReplay(scenario)
+        node.run()
+        return time.perf_counter() - started, node
+
+    rows = []
+    seconds, day = replay(110, "24h")
+    rows.append(("day-110-pods.yaml, 24 h at the kubelet's periods", f"{seconds:.1f} s ({86400 / seconds:,.0f} x real time; "
+                 f"{day.trace.passes} eviction passes; target 2 s)"))
+    active = day._active_pods()
+    summary = day._summary(active)
+    manager = mgr.Manager(day.sc.config, Clock())
+    rows.append((f"one eviction pass over {len(active)} Pods, every Pod's stats",
+                 f"{best_of(lambda: manager.synchronize(summary, active), number=20):.2f} ms (target 2 ms)"))
+    rows.append((f"one eviction pass over {len(active)} Pods, as the replay runs it without pressure",
+                 f"{best_of(lambda: manager.synchronize(day._pass_summary(active), active), number=20):.2f} ms"))
+    budget = float(os.environ.get("BENCH_NODE_BUDGET", "120"))
+    cost = {(110, 86400): seconds}  # seconds per cell, by (pods, virtual seconds)
+    for pods in (110, 250, 500):
+        for label, span in (("1 h", 3600), ("24 h", 86400), ("7 days", 7 * 86400)):
+            if (pods, span) not in cost:
+                known = max(cost, key=lambda k: k[0] * k[1] if k[0] * k[1] <= pods * span else 0)
+                estimate = cost[known] * pods * span / (known[0] * known[1])
+                if budget and estimate > budget:
+                    rows.append((f"{pods} Pods, {label}", f"~{estimate:.0f} s estimated from {known[0]} Pods x "
+                                 f"{known[1] // 3600} h (not run: over BENCH_NODE_BUDGET={budget:.0f} s)"))
+                    continue
+                cost[(pods, span)] = replay(pods, {3600: "1h", 86400: "24h"}.get(span, "168h"))[0]
+            per = cost[(pods, span)] / (pods * span / 10) * 1e6
+            rows.append((f"{pods} Pods, {label}", f"{cost[(pods, span)]:.1f} s ({span / cost[(pods, span)]:,.0f} x real time; "
+                         f"{per:.1f} us per Pod and pass)"))
+    return rows
+
+
 def start_up_rows() -> list[tuple[str, str]]:
     bare = command_ms([sys.executable, "-c", "import kubernetes"])
     one_pod = command_ms([sys.executable, "-c", ONE_POD, "examples/pods/burstable.yaml"])
@@ -268,6 +338,7 @@ def main() -> None:
     sections = [("In-process (best of several runs)", in_process_rows),
                 ("The eviction manager (best of several runs; target: at most 2 ms a pass)", eviction_pass_rows),
                 ("The chapter-1 Kubelet", kubelet_rows),
+                ("One node, every chapter (chapter 5)", node_replay_rows),
                 ("Start-up", start_up_rows)]
     if not os.environ.get("BENCH_QUICK"):
         sections += [("The site", build_rows), ("Serving while editing", serve_rows), ("The tests", test_rows)]

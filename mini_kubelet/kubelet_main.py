@@ -45,11 +45,12 @@ class Kubelet:
     deadline, no termination), gets the same answer from SyncPod: nothing. With the option on, its resync
     is settled by re-queueing it (the sync time, the next resync) without SyncPod, so a node of quiet pods
     costs nothing a minute. Statuses, events, restarts and kills are the same, byte for byte, on or off.
+    admit_options: chapter 2's admission options for HandlePodAdditions (eviction_admit: the eviction manager's Admit).
     """
 
     def __init__(self, clock: Clock, node: Optional[V1Node], *, mirror_client: Optional[MirrorClient] = None,
                  sources: tuple[str, ...] = (types.API_SERVER_SOURCE, types.FILE_SOURCE),
-                 skip_settled_resyncs: bool = False):
+                 skip_settled_resyncs: bool = False, admit_options: Optional[dict] = None):
         self.clock, self.node = clock, node
         self.runtime = RuntimeService(clock)
         self.recorder = Recorder(clock)
@@ -66,7 +67,7 @@ class Kubelet:
         self.handlers = KubeletHandlers(self.pod_workers, self.pod_manager, SourcesReady(self.config.seen_all_sources),
                                         clock, work_queue=self.work_queue, pod_cache=self.pod_cache, node=node,
                                         need_to_reconcile_pod_readiness=lambda pod: False,
-                                        handle_pod_cleanups=self.housekeeping)
+                                        handle_pod_cleanups=self.housekeeping, **(admit_options or {}))
         self.settled_housekeeping: Optional[tuple[int, int, int, int]] = None
         self.loop = SyncLoop(self.handlers, self.handlers, Channels(config=self.config.updates, pleg=self.pleg.watch()),
                              clock, relist=self.pleg.relist, run_pod_workers=self.pod_workers.run_pending)

@@ -3,7 +3,9 @@
 `mini-kubelet run SCENARIO.yaml [--plot out.png] [--output text|json]` replays the scenario (the format
 is described in mini_kubelet/sim/__init__.py). A lifecycle scenario (`replay: lifecycle`, chapter 1) prints
 what `kubectl get pods -w` and `kubectl describe pod` would show; its JSON, "mini-kubelet.lifecycle/v1", is
-described in mini_kubelet/cmd/run_lifecycle_report.py. A node-under-pressure scenario (chapter 4) prints the
+described in mini_kubelet/cmd/run_lifecycle_report.py. A one-node scenario (`replay: node`, chapter 5) prints
+its timeline, `kubectl get events` and `kubectl get pods`; its JSON, "mini-kubelet.node/v1", is described in
+mini_kubelet/cmd/run_node_report.py. A node-under-pressure scenario (chapter 4) prints the
 passes where something changed, then a summary. If the scenario has an `expect:` block, the outcome is checked
 against it and the command exits 1 when it differs. The eviction JSON is a stable structure, version
 "mini-kubelet.run/v1":
@@ -71,6 +73,8 @@ def run(args: argparse.Namespace) -> int:
     doc, where, base, name = read_scenario(args.scenario)
     if is_lifecycle(doc):
         return _run_lifecycle(args, doc, where, base, name)
+    if isinstance(doc, dict) and doc.get("replay") == "node":
+        return _run_node(args, doc, where, base, name)
     if str(args.scenario) != api.STDIN:
         timeline = sim.run_scenario(args.scenario)
     elif isinstance(doc, dict):
@@ -104,5 +108,24 @@ def _run_lifecycle(args: argparse.Namespace, doc, where: str, base: Path, name: 
         except OSError as err:
             raise api.UsageError(f"--plot: {args.plot}: cannot write ({err.strerror or err})") from None
     if timeline.scenario.expect is not None and check_lifecycle_expect(timeline)[1]:
+        return 1
+    return 0
+
+
+def _run_node(args: argparse.Namespace, doc, where: str, base: Path, name: str) -> int:
+    """A one-node scenario (`replay: node`): replay it, print the report, check its expect block."""
+    from mini_kubelet.cmd import run_node_report
+    from mini_kubelet.sim.node_replay import run_node
+    from mini_kubelet.sim.node_scenario import load_node_scenario
+    from mini_kubelet.sim.node_trace import check_node_expect
+
+    trace = run_node(load_node_scenario(doc, where, base, name))
+    print(run_node_report.render_json(trace) if args.output == "json" else run_node_report.render_text(trace))
+    if args.plot:
+        try:
+            run_node_report.plot_node(trace, args.plot)
+        except OSError as err:
+            raise api.UsageError(f"--plot: {args.plot}: cannot write ({err.strerror or err})") from None
+    if trace.scenario.expect is not None and check_node_expect(trace)[1]:
         return 1
     return 0

@@ -1,0 +1,337 @@
+"""Replay a one-node scenario (`replay: node`): one Kubelet with every chapter wired in, on the virtual clock.
+
+Upstream: pkg/kubelet/kubelet.go NewMainKubelet and Kubelet.Run (the sync loop, the PLEG, the pod workers),
+pkg/kubelet/eviction/eviction_manager.go managerImpl.Start (a pass every 10 s, or after an eviction once the
+pod is cleaned up), Kubelet.StartGarbageCollection (containers every minute, images every 5 minutes).
+Sources → admission (chapter 2, with the eviction manager's admit handler) → pod workers and the runtime
+(chapter 1) → each container's cgroup values and oom_score_adj (chapter 3) → the kernel's OOM kill at a
+container's own memory limit → node-pressure eviction through killPodNow (chapter 4) → garbage collection.
+The replay is event-driven: the Kubelet runs up to the next instant something is due (a pass, a GC, a Pod
+arriving, a container reaching its limit or its end), never further than any container can live.
+"""
+
+from __future__ import annotations
+
+import copy
+from datetime import timedelta
+from typing import Optional
+
+from kubernetes.client import V1PodCondition
+
+from .. import kubelet as admission, types
+from ..clock import Clock
+from ..eviction import images, manager as mgr, signals
+from ..eviction.records import REASON
+from ..kubelet_main import Kubelet
+from ..pod_workers import kill_pod_now
+from .lifecycle_api import APIServer
+from .node_cluster import ClusterSide
+from .node_events import NodeRecorder
+from .node_scenario import NodeScenario, NodePod
+from .node_trace import NodeTrace
+from .node_usage import (CONTAINER_GC_PERIOD, IMAGE_GC_PERIOD, LivePod, NodeAggregate, container_gc, first_reach,
+                         image_gc, memory_limit)
+from .summary import build_summary
+
+# --8<-- [start:constants]
+EVICTION_MONITORING_PERIOD = 10  # seconds: pkg/kubelet/kubelet.go evictionMonitoringPeriod
+POD_CLEANUP_TIMEOUT, POD_CLEANUP_POLL_FREQ = 30, 1  # eviction_manager.go waitForPodsCleanup
+# --8<-- [end:constants]
+
+
+class NodeReplay(ClusterSide):
+    """The node, the Kubelet on it, the API server's side, and the workload the scenario describes."""
+
+    def __init__(self, scenario: NodeScenario):
+        self.sc, self.clock = scenario, Clock()
+        self.trace = NodeTrace(scenario)
+        # --8<-- [start:wiring]
+        self.kubelet = Kubelet(self.clock, scenario.node, skip_settled_resyncs=True,
+                               admit_options={"eviction_admit": lambda pod, pods: self.manager.admit(pod, pods)})
+        self.server = APIServer(self.kubelet)
+        self.kubelet.syncer.mirror_client = self.server
+        self.store = images.ImageStore()
+        self.manager = mgr.Manager(scenario.config, self.clock, image_store=self.store, kill_pod=self._kill_pod,
+                                   dedicated_image_fs=scenario.dedicated_image_fs,
+                                   summary_after_reclaim=lambda: self._summary(self._active_pods()))
+        # --8<-- [end:wiring]
+        self.events = NodeRecorder(self)
+        for image in scenario.images:
+            self.store.add_image(image["name"], image["size"], self.clock.now(), pinned=image["pinned"],
+                                 inodes=image["inodes"])
+        self.node_usage = dict(scenario.node_usage)
+        self.plans: dict[str, NodePod] = {}
+        self.live: dict[str, LivePod] = {}
+        self.ends: dict[str, tuple[int, Optional[int]]] = {}  # running container id -> (second, exit code; None = OOM)
+        self.started: list[str] = []  # container ids the runtime started since the replay last looked
+        self.static: list = []
+        self.versions: dict[str, int] = {}
+        self.mirrors_seen, self.statuses_seen, self._images_seen = 0, -1, -1
+        self._active: Optional[tuple] = None
+        self.deleting: set[str] = set()  # API Pods with a deletionTimestamp, removed once the kubelet is done
+        self.arrivals = sorted([(p.at, i, p) for i, p in enumerate(scenario.pods)] +
+                               [(e.at, len(scenario.pods) + i, e.payload) for i, e in enumerate(scenario.events)
+                                if e.kind == "addPod"], key=lambda a: (a[0], a[1]))
+        self.others = [e for e in scenario.events if e.kind != "addPod"]
+        self.replacements: list[tuple[int, NodePod]] = []
+        self.pending: list[NodePod] = []  # created by a controller, not scheduled: the node's taint keeps them away
+        self.recreated: set[str] = set()
+        self.cleanup: Optional[tuple[set, int]] = None
+        self.next_pass, self.next_container_gc, self.next_image_gc = 0, 0, 0
+        self.window = max(1, min([EVICTION_MONITORING_PERIOD] + [self._shortest_life(p) for _, _, p in self.arrivals]))
+        start = self.kubelet.runtime.start_container
+
+        def start_container(container_id: str) -> None:  # the workload's process starts when the runtime starts it
+            start(container_id)
+            self.started.append(container_id)
+        self.kubelet.runtime.start_container = start_container
+
+    def now(self) -> int:
+        return int(self.clock.elapsed().total_seconds())
+
+    # --8<-- [start:run]
+    def run(self) -> NodeTrace:
+        """Move the node through the scenario: the Kubelet runs between the instants something is due.
+
+        Upstream: pkg/kubelet/kubelet.go Kubelet.Run (with the eviction manager's and the GC's loops)
+        """
+        first = True
+        while True:
+            due = self._next_due()
+            if due > self.sc.duration:
+                break
+            if due > self.now() or first:
+                target = min(due, self.now() + self.window) if not first else 0
+                self.kubelet.run_until(self.clock.start + timedelta(seconds=target))
+                if self.now() < target:
+                    self.clock.advance(target - self.now())
+                self._track_starts()
+                if target < due:
+                    continue  # a container that started meanwhile may end before `due`
+            first = False
+            self._at(due)
+        self.kubelet.run_until(self.clock.start + timedelta(seconds=self.sc.duration))
+        if self.now() < self.sc.duration:
+            self.clock.advance(self.sc.duration - self.now())
+        self._write_statuses()
+        self.events.finish()
+        return self.trace
+    # --8<-- [end:run]
+
+    def _next_due(self) -> int:
+        times = [self.next_pass, self.next_container_gc, self.next_image_gc]
+        times += [a[0] for a in self.arrivals[:1]] + [e.at for e in self.others[:1]] + [r[0] for r in self.replacements]
+        times += [end for end, _ in self.ends.values()]
+        return max(min(times), self.now())
+
+    def _shortest_life(self, plan: NodePod) -> int:
+        """The shortest a container instance of this Pod can run: its `run.after`, or the time to its memory limit."""
+        lives = [b["after"] for b in plan.run.values()]
+        for c in plan.plan.pod.spec.containers:
+            limit, series = memory_limit(c), plan.plan.containers.get(c.name, {}).get("memory")
+            reach = first_reach(series, limit) if limit is not None and series is not None else None
+            if reach is not None:
+                lives.append(reach)
+        return min(lives, default=EVICTION_MONITORING_PERIOD)
+
+    # --8<-- [start:at]
+    def _at(self, t: int) -> None:
+        """Everything due at second t: containers ending, arrivals and events, the Kubelet's pass, eviction, GC."""
+        for cid, (end, code) in sorted(self.ends.items(), key=lambda item: (item[1][0], item[0])):
+            if end <= t:
+                self._end_container(cid, code, t)
+        api_changed = static_changed = t == 0
+        while self.arrivals and self.arrivals[0][0] <= t:
+            _, _, plan = self.arrivals.pop(0)
+            api_changed |= plan.source == "api"
+            static_changed |= plan.source == "file"
+            self._arrive(plan, t)
+        for at, plan in [r for r in self.replacements if r[0] <= t]:
+            self.replacements.remove((at, plan))
+            api_changed |= self._create_replacement(plan, t)
+        api_changed |= self._bind_pending(t)
+        while self.others and self.others[0].at <= t:
+            api_changed |= self._event(self.others.pop(0), t)
+        if static_changed:
+            self.kubelet.send(types.FILE_SOURCE, [copy.deepcopy(p) for p in self.static])
+        if api_changed:
+            self.server.send()
+        self.kubelet.step()
+        self._track_starts()
+        if t >= self.next_pass:
+            self._pass(t)
+            if self._bind_pending(t):  # a cleared condition lets the scheduler place what waited
+                self.server.send()
+                self.kubelet.step()
+                self._track_starts()
+        if t >= self.next_container_gc:
+            self.next_container_gc = t + CONTAINER_GC_PERIOD
+            container_gc(self.kubelet.runtime, self.kubelet.pod_workers.should_pod_content_be_removed,
+                         self.kubelet.handlers.sources_ready.all_ready())
+        if t >= self.next_image_gc:
+            self.next_image_gc = t + IMAGE_GC_PERIOD
+            self._image_gc(t)
+        if self._write_statuses():
+            self.server.send()
+            self.kubelet.step()
+            self._track_starts()
+        self.events.collect(t)
+    # --8<-- [end:at]
+
+    # --8<-- [start:kernel]
+    def _track_starts(self) -> None:
+        """Each container the runtime started: its usage from now on, and when its process ends or is OOM-killed."""
+        runtime = self.kubelet.runtime
+        for cid in self.started:
+            c = runtime.containers.get(cid)
+            plan = self.plans.get(c.pod_uid) if c is not None else None
+            if plan is None or c.state != "running":
+                continue
+            start = int((c.started_at - self.clock.start).total_seconds())
+            live = self.live.setdefault(c.pod_uid, LivePod(plan, start, runtime=runtime))
+            live.instances[c.name] = (start, cid)
+            if c.image not in self.store.images:
+                self.store.add_image(c.image, 0, c.started_at)
+            self.store.set_in_use(c.image, True, c.started_at)
+            self.events.container_started(plan, c, start)
+            self._schedule_end(cid, plan, c.name, start)
+        self.started.clear()
+
+    def _schedule_end(self, cid: str, plan: NodePod, name: str, start: int) -> None:
+        """When this instance ends: at its memory limit (the kernel's OOM kill), or after its `run.after`."""
+        spec = next(c for c in plan.plan.pod.spec.containers if c.name == name)
+        limit, series = memory_limit(spec), plan.plan.containers.get(name, {}).get("memory")
+        reach = first_reach(series, limit) if limit is not None and series is not None else None
+        ends = [(start + max(reach, 0), None)] if reach is not None else []
+        if name in plan.run:
+            ends.append((start + plan.run[name]["after"], plan.run[name]["exitCode"]))
+        if ends:
+            end, code = min(ends, key=lambda e: (e[0], e[1] is not None))
+            self.ends[cid] = (max(end, self.now()), code)
+
+    def _end_container(self, cid: str, code: Optional[int], t: int) -> None:
+        """The process ends: the kernel OOM-kills it at its limit (exit 137, no kubelet event), or it exits."""
+        del self.ends[cid]
+        c = self.kubelet.runtime.containers.get(cid)
+        if c is None or c.state != "running":
+            return  # the kubelet stopped it first
+        plan = self.plans[c.pod_uid]
+        if code is None:
+            self.kubelet.runtime.oom_kill_container(c.pod_uid, c.name)
+            self.events.oom_killed(plan, c, t)
+        else:
+            self.kubelet.runtime.exit_container(c.pod_uid, c.name, code)
+            self.trace.note(t, "exit", plan.name, f"{plan.name}: container {c.name} exits with code {code}")
+    # --8<-- [end:kernel]
+
+    # --8<-- [start:eviction_pass]
+    def _pass(self, t: int) -> None:
+        """One eviction-manager pass on a Summary of what runs; after an eviction, wait for the Pod's cleanup.
+
+        Upstream: pkg/kubelet/eviction/eviction_manager.go managerImpl.Start, synchronize and waitForPodsCleanup
+        """
+        if self.cleanup is not None:
+            uids, deadline = self.cleanup
+            if t < deadline and any(self.kubelet.pod_workers.could_have_running_containers(u) for u in uids):
+                self.next_pass = t + POD_CLEANUP_POLL_FREQ
+                return
+            self.cleanup = None
+        active = self._active_pods()
+        self._mark_images_in_use()
+        evicted = self.manager.synchronize(self._pass_summary(active), active)
+        self.trace.passes += 1
+        self.events.after_pass(t, self.manager.last_sync, evicted)
+        if evicted:
+            self.kubelet.step()  # the pod worker kills it now (killPodNow waits for that)
+            self._track_starts()
+            self.cleanup = ({e.pod.metadata.uid for e in evicted}, t + POD_CLEANUP_TIMEOUT)
+            self.next_pass = t + POD_CLEANUP_POLL_FREQ
+        else:
+            self.next_pass = t + EVICTION_MONITORING_PERIOD
+
+    def _kill_pod(self, evicted) -> None:
+        """killPodNow for the eviction manager: the Pod ends Failed, reason Evicted, with the manager's message.
+
+        Upstream: pkg/kubelet/eviction/eviction_manager.go managerImpl.evictPod (its status function) and
+        pkg/kubelet/pod_workers.go killPodNow
+        """
+        def status_fn(status) -> None:
+            status.phase, status.reason, status.message = "Failed", REASON, evicted.message
+            if evicted.condition is not None:
+                others = [c for c in status.conditions or [] if c.type != evicted.condition["type"]]
+                status.conditions = others + [V1PodCondition(last_transition_time=self.clock.now(), **evicted.condition)]
+        kill_pod_now(self.kubelet.pod_workers)(evicted.pod, True, evicted.grace_period_override, status_fn)
+    # --8<-- [end:eviction_pass]
+
+    def _active_pods(self) -> list:
+        """The Pods the Kubelet counts as active. Upstream: pkg/kubelet/kubelet_pods.go Kubelet.GetActivePods"""
+        kl = self.kubelet
+        key = (kl.pod_manager.generation, kl.pod_workers.pod_sync_statuses.changes, len(kl.handlers.rejected),
+               kl.status_manager.generation, kl.runtime.generation)  # a worker's state moves with one of these
+        if self._active is not None and self._active[0] == key:
+            return self._active[1]
+        self._active = (key, self._find_active_pods())
+        return self._active[1]
+
+    def _find_active_pods(self) -> list:
+        statuses = self.kubelet.pod_workers.pod_sync_statuses
+        terminated = {u for u, s in statuses.items() if s.is_terminated()} | set(self.kubelet.handlers.rejected)
+        requested = {u for u, s in statuses.items() if s.is_termination_requested()}
+        return admission.filter_out_inactive_pods(self.kubelet.pod_manager.get_pods(), known_terminated=terminated,
+                                                  termination_requested=requested)
+
+    def _measured(self, active: list) -> list[LivePod]:
+        """The Pods the stats provider reports: those active, and those with a container still running."""
+        t, uids = self.now(), {p.metadata.uid for p in active}
+        pods = [lp for uid, lp in self.live.items() if uid in uids or lp.any_running()]
+        return pods + [LivePod(self.plans[u], t, runtime=self.kubelet.runtime) for u in uids
+                       if u not in self.live and u in self.plans]
+
+    def _summary(self, active: list):
+        """The Summary of the node as it is, every measured Pod with its stats."""
+        return build_summary(self.sc, self._measured(active), self.store, self.now(), self.clock.now(), self.node_usage)[0]
+
+    # --8<-- [start:pass_summary]
+    def _pass_summary(self, active: list):
+        """The Summary a pass needs: node figures only, unless a threshold is met or a Pod has a local-storage limit.
+
+        synchronize reads the Pods' stats only to rank them (once a threshold is met, or still held for its
+        minimum reclaim) and for local-storage limits; otherwise the node's figures decide everything.
+        """
+        pods = self._measured(active)
+        cheap = build_summary(self.sc, [NodeAggregate(pods, self.now())], self.store, self.now(), self.clock.now(),
+                              self.node_usage)[0]
+        observations, _ = signals.make_signal_observations(cheap)
+        held = self.manager.thresholds_met and signals.thresholds_met(self.manager.thresholds_met, observations, True)
+        if held or signals.thresholds_met(self.sc.config.thresholds, observations, False) or any(
+                lp.node_pod.local_limits for lp in pods):
+            return build_summary(self.sc, pods, self.store, self.now(), self.clock.now(), self.node_usage)[0]
+        return cheap
+    # --8<-- [end:pass_summary]
+
+    def _mark_images_in_use(self) -> None:
+        """Images a container of the runtime uses (running or not) are in use. Upstream: image_gc_manager.go detectImages"""
+        if self._images_seen == self.kubelet.runtime.generation:
+            return
+        self._images_seen = self.kubelet.runtime.generation
+        used = {c.image for c in self.kubelet.runtime.containers.values()}
+        for name, record in self.store.images.items():
+            if (name in used) != record.in_use or record.in_use:
+                self.store.set_in_use(name, name in used, self.clock.now())
+
+    def _image_gc(self, t: int) -> None:
+        """Image GC's periodic pass. Upstream: pkg/kubelet/kubelet.go StartGarbageCollection (every ImageGCPeriod)"""
+        self._mark_images_in_use()
+        summary = build_summary(self.sc, [NodeAggregate(self._measured(self._active_pods()), self.now())], self.store,
+                                self.now(), self.clock.now(), self.node_usage)[0]  # image GC reads the node's figures
+        kl = self.sc.kubelet
+        result = image_gc(self.store, summary.node.runtime.image_fs, kl["imageGCHighThresholdPercent"],
+                          kl["imageGCLowThresholdPercent"], self.clock.now())
+        if result is not None:
+            self.events.image_gc(t, *result)
+
+
+
+def run_node(scenario: NodeScenario) -> NodeTrace:
+    """Replay the scenario on one node and return its trace. Upstream: pkg/kubelet/kubelet.go Kubelet.Run"""
+    return NodeReplay(scenario).run()

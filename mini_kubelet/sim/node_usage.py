@@ -1,0 +1,255 @@
+"""What runs on the replayed node and what it uses: live Pods, the Summary built from them, the kernel's OOM kill times.
+
+Upstream: pkg/kubelet/server/stats/summary.go summaryProviderImpl.Get (the Summary, built here by
+sim/summary.build_summary from what the runtime actually runs); the kill at a container's memory limit is the
+kernel's (the limit is the memory.max that pkg/kubelet/kuberuntime/kuberuntime_container_linux.go
+generateLinuxContainerResources writes). Garbage collection: pkg/kubelet/images/image_gc_manager.go
+GarbageCollect and pkg/kubelet/kuberuntime/kuberuntime_gc.go evictContainers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Optional
+
+from kubernetes.client import V1Container, V1ObjectMeta, V1Pod, V1PodSpec
+
+from .. import api, stats
+from ..eviction import images
+from .node_scenario import NodePod
+from .series import Series
+from .summary import _disk_volume, _memory_volume
+
+# --8<-- [start:constants]
+IMAGE_GC_PERIOD = 300  # seconds: pkg/kubelet/kubelet.go ImageGCPeriod
+CONTAINER_GC_PERIOD = 60  # seconds: pkg/kubelet/kubelet.go ContainerGCPeriod
+MAX_PER_POD_CONTAINER = images.MAX_PER_POD_CONTAINER  # dead instances kept per (pod, container): 1
+FREE_DISK_SPACE_FAILED = "FreeDiskSpaceFailed"  # pkg/kubelet/events/event.go
+DISK_KEYS = ("rootfs", "logs", "inodes")
+# --8<-- [end:constants]
+
+
+# --8<-- [start:live_pod]
+@dataclass
+class LivePod:
+    """A Pod the kubelet admitted, with its running container instances: what the Summary is built from.
+
+    A container's memory series is read from the start of its running instance (a restarted process starts
+    small again); its disk series (rootfs, logs, inodes) and the Pod's volumes and pids from the Pod's start.
+    A container that is not running uses no memory.
+    """
+
+    node_pod: NodePod
+    started: int  # seconds: when its first container started
+    instances: dict[str, tuple[int, str]] = field(default_factory=dict)  # container -> (start, id) of its newest instance
+    runtime: object = None  # the runtime, asked whether an instance still runs
+    _parts: Optional[tuple] = None
+    _constant: bool = False
+    _cached: Optional[tuple] = None
+    _uid: str = ""
+
+    def forget(self) -> None:
+        """The scenario changed the Pod's usage: read its series again."""
+        self._parts = self._cached = None
+
+    @property
+    def pod(self):
+        return self.node_pod.plan.pod
+
+    @property
+    def plan(self):
+        return self.node_pod.plan
+
+    def usage(self, t: int, container: str, key: str) -> int:
+        series = self.plan.containers.get(container, {}).get(key)
+        if series is None:
+            return 0
+        if key == "memory":
+            start, cid = self.instances.get(container, (None, ""))
+            return 0 if start is None or not self._running(cid) else series.at(t - start)
+        return series.at(t - self.started)
+
+    def _running(self, cid: str) -> bool:
+        c = self.runtime.containers.get(cid)
+        return c is not None and c.state == "running"
+
+    def totals(self, t: int, memo: Optional[dict] = None) -> tuple[int, int, int, int, int]:
+        """(working set, rootfs, logs and disk volumes, inodes, pids) at t: the Pod's share of the node's usage.
+
+        A Pod whose every series is constant has the same totals until the runtime changes one of its containers.
+        """
+        if self._parts is not None and self._constant:
+            generation = self.runtime.pod_generation(self._uid)
+            if self._cached is not None and self._cached[0] == generation:
+                return self._cached[1]
+            result = self._totals(t, {} if memo is None else memo)
+            self._cached = (generation, result)
+            return result
+        return self._totals(t, {} if memo is None else memo)
+
+    def _totals(self, t: int, memo: dict) -> tuple[int, int, int, int, int]:
+        if self._parts is None:  # read the spec once: model attributes are slow to reach
+            spec, self._uid = self.pod.spec, self.pod.metadata.uid
+            self._parts = ([(c.name, (self.plan.containers.get(c.name) or {}).get("memory"),
+                             [(i, (self.plan.containers.get(c.name) or {})[key]) for i, key in enumerate(DISK_KEYS)
+                              if key in (self.plan.containers.get(c.name) or {})]) for c in spec.containers],
+                           [(v.name, _memory_volume(v), v.host_path is None and _disk_volume(v))
+                            for v in spec.volumes or () if v.name in self.plan.volumes])
+            every = [x for c in self.plan.containers.values() for x in c.values()] + list(self.plan.volumes.values())
+            self._constant = all(constant(x) for x in every + [self.plan.pids])
+        ws, disk = 0, [0, 0, 0]  # rootfs, logs (with disk volumes), inodes
+        since = t - self.started
+        for name, memory, disk_series in self._parts[0]:
+            if memory is not None:
+                start, cid = self.instances.get(name, (None, ""))
+                if start is not None and self._running(cid):
+                    key = (id(memory), t - start)  # Pods made by one `count:` share their series
+                    value = memo.get(key)
+                    if value is None:
+                        value = memo[key] = memory.at(t - start)
+                    ws += value
+            for i, series in disk_series:
+                key = (id(series), since)
+                value = memo.get(key)
+                if value is None:
+                    value = memo[key] = series.at(since)
+                disk[i] += value
+        for name, in_memory, on_disk in self._parts[1]:
+            used = self.plan.volumes[name].at(since)
+            ws += used if in_memory else 0
+            disk[1] += used if on_disk else 0
+        return ws, disk[0], disk[1], disk[2], self.plan.pids.at(since)
+
+    def any_running(self) -> bool:
+        """Whether one of its containers still runs (its cgroup, and so its stats, are still there)."""
+        return any(self._running(cid) for _, cid in self.instances.values())
+
+    def volume(self, t: int, name: str) -> int:
+        series = self.plan.volumes.get(name)
+        return series.at(t - self.started) if series else 0
+# --8<-- [end:live_pod]
+
+
+_ALL = V1Pod(metadata=V1ObjectMeta(name="all-pods", namespace="", uid=""),
+             spec=V1PodSpec(containers=[V1Container(name="all")], volumes=[]))
+
+
+# --8<-- [start:node_aggregate]
+class NodeAggregate:
+    """Every live Pod's usage summed into one pseudo-Pod: the Summary's node part comes out the same, cheaply.
+
+    build_summary adds the Pods' usage into the node's figures; given this one aggregate, it computes the
+    same node, "pods" container and filesystem numbers as from every Pod, but no Pod's own stats. The
+    eviction manager needs those only to rank and for local-storage limits.
+    """
+
+    def __init__(self, pods: list[LivePod], t: int):
+        sums, memo = [0, 0, 0, 0, 0], {}
+        for lp in pods:
+            ws, rootfs, logs, inodes, pids = lp.totals(t, memo)
+            sums[0] += ws
+            sums[1] += rootfs
+            sums[2] += logs
+            sums[3] += inodes
+            sums[4] += pids
+        self.values = dict(zip(("memory", "rootfs", "logs", "inodes"), sums))
+        self.started, self.pod, self.plan = t, _ALL, SimpleNamespace(pids=Series([(0, sums[4])]))
+
+    def usage(self, t: int, container: str, key: str) -> int:
+        return self.values[key]
+
+    def volume(self, t: int, name: str) -> int:
+        return 0
+# --8<-- [end:node_aggregate]
+
+
+def constant(series: Optional[Series]) -> bool:
+    """Whether the series never changes after its start (a single step at 0)."""
+    return series is None or (len(series.points) == 1 and series.points[0][0] <= 0)
+
+
+# --8<-- [start:first_reach]
+def first_reach(series: Series, level: int) -> Optional[int]:
+    """The first second at which the series is at or above level (None if it never is).
+
+    Upstream: none (the kernel charges pages to the cgroup and OOM-kills when memory.max is reached)
+    """
+    if level <= 0:
+        return 0
+    previous = None
+    for when, amount in series.points:
+        if series.ramp and previous is not None and amount >= level > previous[1]:
+            low, high = previous[0], when  # at(low) < level <= at(high): the ramp is monotonic here
+            while high - low > 1:
+                mid = (low + high) // 2
+                low, high = (mid, high) if series.at(mid) < level else (low, mid)
+            return high
+        if amount >= level:
+            return max(when, 0)
+        previous = (when, amount)
+    return None
+# --8<-- [end:first_reach]
+
+
+def memory_limit(container) -> Optional[int]:
+    """The container's own memory limit in bytes (its cgroup's memory.max), or None."""
+    limits = (container.resources.limits if container.resources else None) or {}
+    return api.value(limits["memory"]) if "memory" in limits else None
+
+
+# --8<-- [start:image_gc]
+def image_gc(store: images.ImageStore, image_fs: stats.FsStats, high: int, low: int, now) -> Optional[tuple[int, int, int]]:
+    """Image GC's pass: above high percent used, free down to low percent; (to free, freed bytes, freed inodes) or None.
+
+    Upstream: pkg/kubelet/images/image_gc_manager.go realImageGCManager.GarbageCollect
+    """
+    capacity, available = image_fs.capacity_bytes, min(image_fs.available_bytes, image_fs.capacity_bytes)
+    if capacity == 0:
+        return None
+    usage_percent = 100 - int(available * 100 / capacity)
+    if usage_percent < high:
+        return None
+    amount_to_free = capacity * (100 - low) // 100 - available
+    freed, inodes = store.free_space(amount_to_free, now)
+    return amount_to_free, freed, inodes
+# --8<-- [end:image_gc]
+
+
+def free_disk_space_failed_message(amount_to_free: int, freed: int) -> str:
+    """The Warning image GC records on the node when it could not free enough. Upstream: GarbageCollect"""
+    return (f"Failed to garbage collect required amount of images. Attempted to free {amount_to_free} bytes, "
+            f"but only found {freed} bytes eligible to free.")
+
+
+# --8<-- [start:container_gc]
+def container_gc(runtime, should_pod_content_be_removed, all_sources_ready: bool) -> list[str]:
+    """Remove dead container instances: all of a Pod whose content may go, else all but the newest per container.
+
+    Upstream: pkg/kubelet/kuberuntime/kuberuntime_gc.go containerGC.evictContainers (MinAge 0,
+    MaxPerPodContainer 1, MaxContainers -1: the kubelet's defaults) and evictSandboxes (a not-ready sandbox
+    with no containers left, of a Pod whose content may go or that has a newer sandbox)
+    """
+    units: dict[tuple[str, str], list] = {}
+    for c in runtime.containers.values():
+        if c.state != "running":
+            units.setdefault((c.pod_uid, c.name), []).append(c)
+    removed = []
+    for (uid, _), dead in units.items():
+        dead.sort(key=lambda c: (c.created_at, c.id), reverse=True)  # newest first
+        keep = 0 if all_sources_ready and should_pod_content_be_removed(uid) else MAX_PER_POD_CONTAINER
+        for c in dead[keep:]:
+            runtime.remove_container(c.id)
+            removed.append(c.id)
+    by_pod: dict[str, list] = {}
+    for s in runtime.sandboxes.values():
+        by_pod.setdefault(s.pod_uid, []).append(s)
+    holding = {c.sandbox_id for c in runtime.containers.values()}
+    for uid, sandboxes in by_pod.items():
+        sandboxes.sort(key=lambda s: (s.created_at, s.id), reverse=True)
+        for i, s in enumerate(sandboxes):
+            if s.state != "SANDBOX_READY" and s.id not in holding and (i > 0 or should_pod_content_be_removed(uid)):
+                runtime.remove_pod_sandbox(s.id)
+                removed.append(s.id)
+    return removed
+# --8<-- [end:container_gc]

@@ -1,0 +1,339 @@
+"""Chapter 5: the one-node replay (`replay: node`), every chapter wired into one Kubelet.
+
+Each behaviour asserted names the upstream code it follows.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from mini_kubelet.cmd.main import main
+from mini_kubelet.sim.node_replay import NodeReplay, run_node
+from mini_kubelet.sim.node_scenario import load_node_scenario
+from mini_kubelet.sim.node_trace import human_duration
+from mini_kubelet.sim.node_usage import first_reach
+from mini_kubelet.sim.series import PAGE_SIZE, Series
+
+from .conftest import EXAMPLES
+
+pytestmark = pytest.mark.ch5
+
+SCENARIOS = EXAMPLES / "scenarios"
+NODE_EXAMPLES = sorted(p for p in SCENARIOS.glob("*.yaml") if yaml.safe_load(p.read_text()).get("replay") == "node")
+Mi, Gi = 2**20, 2**30
+
+BASE = {"replay": "node", "duration": "5m",
+        "node": {"name": "n1", "capacity": {"memory": "4Gi", "cpu": "4", "nodefs": "100Gi", "inodes": 6553600,
+                                            "maxpid": 4194304},
+                 "usage": {"memory": "600Mi", "nodefs": "20Gi", "inodes": 400000, "pids": 300}},
+        "pods": []}
+
+
+def pod(name: str, *, requests=None, limits=None, **entry) -> dict:
+    resources = {k: v for k, v in (("requests", requests), ("limits", limits)) if v}
+    container = {"name": "app", "image": "app:1", **({"resources": resources} if resources else {})}
+    return {"manifest": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
+                         "spec": {"containers": [container]}}, **entry}
+
+
+def scenario(**changes):
+    doc = copy.deepcopy(BASE)
+    for key, value in changes.items():
+        doc[key] = value
+    return load_node_scenario(doc, "<test>", Path("."), "test")
+
+
+def run_example(name: str):
+    from mini_kubelet.sim.lifecycle_scenario import read_scenario
+    doc, where, base, stem = read_scenario(SCENARIOS / name)
+    return run_node(load_node_scenario(doc, where, base, stem))
+
+
+# --- the loader: one line naming the file and the field, exit code 2 ---
+
+@pytest.mark.parametrize("change, field", [
+    ({"pods": [pod("web", colour="blue")]}, "pods[0].colour"),
+    ({"pods": [pod("web", count=3)]}, "pods[0].count"),
+    ({"pods": [pod("web", run={"sidecar": {"after": "1m"}})]}, "pods[0].run.sidecar"),
+    ({"pods": [pod("web", run={"app": {"exitCode": 1}})]}, "pods[0].run.app.after"),
+    ({"pods": [pod("web", source="kubectl")]}, "pods[0].source"),
+    ({"pods": [pod("web", at="10m")]}, "pods[0].at"),
+    ({"pods": [pod("web", usage={"memory": "lots"})]}, "pods[0].usage.memory"),
+    ({"duration": "8d"}, "duration"),
+    ({"events": [{"at": "1m", "deletePod": {"pod": "nobody"}}]}, "events[0].deletePod.pod"),
+    ({"events": [{"at": "1m", "explode": {}}]}, "events[0].explode"),
+    ({"expect": {"evictions": [{"at": "1m"}]}}, "expect.evictions[0].pod"),
+])
+def test_bad_input_names_the_file_and_the_field(tmp_path, capsys, change, field):
+    doc = copy.deepcopy(BASE)
+    doc.update(change)
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    assert main(["run", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(path) in err[0] and field in err[0]
+
+
+@pytest.mark.parametrize("kubelet, field", [
+    ({"maxPods": -1}, "node.kubelet.maxPods"),
+    ({"imageGCHighThresholdPercent": 70, "imageGCLowThresholdPercent": 80}, "node.kubelet.imageGCLowThresholdPercent"),
+    ({"evictionHard": "memory.available<lots"}, "node.kubelet.evictionHard"),
+    ({"colour": 1}, "node.kubelet.colour"),
+])
+def test_bad_kubelet_settings_name_their_field(tmp_path, capsys, kubelet, field):
+    """Upstream: pkg/kubelet/apis/config/validation/validation.go ValidateKubeletConfiguration (the GC percents)"""
+    doc = copy.deepcopy(BASE)
+    doc["node"]["kubelet"] = kubelet
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    assert main(["run", str(path)]) == 2
+    assert field in capsys.readouterr().err
+
+
+def test_count_writes_many_pods_from_one_entry():
+    sc = scenario(pods=[pod("web-{i}", count=110, requests={"cpu": "10m"})])
+    assert [p.name for p in sc.pods][:3] == ["web-1", "web-2", "web-3"] and len(sc.pods) == 110
+    assert len({p.plan.pod.metadata.uid for p in sc.pods}) == 110
+
+
+def test_the_node_reports_allocatable_after_reservations_and_the_hard_threshold():
+    """Upstream: pkg/kubelet/nodestatus/setters.go MachineInfo (allocatable = capacity - reserved - evictionHard)"""
+    doc = copy.deepcopy(BASE)
+    doc["node"]["kubelet"] = {"systemReserved": {"memory": "500Mi"}, "maxPods": 20}
+    sc = load_node_scenario(doc, "<test>", Path("."), "t")
+    assert sc.node.status.allocatable["memory"] == f"{(4096 - 500 - 100) * 1024}Ki"
+    assert sc.node.status.allocatable["pods"] == "20"
+
+
+# --- the kernel's OOM kill at the container's own limit ---
+
+@pytest.mark.parametrize("series, level, expected", [
+    (Series([(0, 100)]), 100, 0),
+    (Series([(0, 100)]), 101, None),
+    (Series([(0, 10), (30, 200)]), 150, 30),
+    (Series([(0, 0), (100, 100 * PAGE_SIZE)], ramp=True, unit=PAGE_SIZE), 50 * PAGE_SIZE, 50),
+    (Series([(0, 0), (100, 100 * PAGE_SIZE)], ramp=True, unit=PAGE_SIZE), 50 * PAGE_SIZE + 1, 51),
+    (Series([(10, 5 * PAGE_SIZE), (20, 10 * PAGE_SIZE)], ramp=True, unit=PAGE_SIZE), 4 * PAGE_SIZE, 10),
+])
+def test_first_reach(series, level, expected):
+    assert first_reach(series, level) == expected
+    if expected is not None:
+        assert series.at(expected) >= level and (expected == 0 or series.at(expected - 1) < level)
+
+
+def test_a_container_at_its_limit_is_oom_killed_and_restarted_with_back_off():
+    """The kernel kills at memory.max (exit 137, OOMKilled); the kubelet restarts the container, waiting 10 s,
+    then 20 s, ... (pkg/kubelet/kuberuntime/kuberuntime_manager.go doBackOff; backOffPeriod 10 s in kubelet.go).
+    No kubelet event for the kill: pkg/kubelet/oom/oom_watcher_linux.go records only system OOMs."""
+    trace = run_example("node-guaranteed-oom.yaml")
+    kills = [k["time"] for k in trace.oom_kills]
+    life = first_reach(Series([(0, 600 * Mi), (180, 1200 * Mi)], ramp=True, unit=PAGE_SIZE), Gi)
+    waits = [b - a - life for a, b in zip(kills, kills[1:])]
+    assert waits[0] <= 2  # the first restart is not backed off
+    assert [10 <= waits[1] <= 13, 20 <= waits[2] <= 23] == [True, True]
+    assert {k["oomScoreAdj"] for k in trace.oom_kills} == {-997}  # Guaranteed (pkg/kubelet/qos/policy.go)
+    assert not [e for e in trace.events if e["reason"] in ("OOMKilling", "SystemOOM")]
+    db = next(p for p in trace.pods if p["name"] == "db")
+    assert db["restarts"] == len(kills) and db["phase"] == "Running"
+
+
+def test_the_kernel_kills_a_guaranteed_pod_while_eviction_waits_for_someone_else():
+    """Conditions ignore grace periods, evictions wait for them (eviction_manager.go synchronize):
+    db is OOM-killed inside the soft threshold's grace period; batch, ranked first, is evicted after it."""
+    trace = run_example("node-guaranteed-oom.yaml")
+    pressure = trace.conditions[0]["from"]
+    assert pressure < trace.oom_kills[0]["time"] < trace.evictions[0]["time"]
+    assert trace.evictions[0]["time"] - pressure >= 90
+    assert [e["pod"] for e in trace.evictions] == ["batch"]
+
+
+# --- eviction through the Kubelet, and admission under pressure ---
+
+def test_an_evicted_pod_is_killed_by_its_worker_and_ends_failed_with_the_managers_message():
+    """Upstream: eviction_manager.go evictPod (status Failed, reason Evicted, the message, a DisruptionTarget
+    condition, the Evicted event) through pod_workers.go killPodNow (the Killing event of the kubelet's kill)."""
+    replay = NodeReplay(_load("node-evicted-replacement.yaml"))
+    trace = replay.run()
+    evicted = trace.evictions[0]
+    stored = replay.server.by_name("scraper")
+    assert (stored.status.phase, stored.status.reason) == ("Failed", "Evicted")
+    assert stored.status.message == evicted["message"]
+    assert evicted["message"].startswith("The node was low on resource: memory. Threshold quantity: 100Mi, available: ")
+    assert evicted["message"].endswith("Container scrape was using 2653864Ki, request is 0, has larger consumption of memory. ")
+    # The kubelet's own status carries the condition (what mergePodStatus sends once the phase is terminal)
+    cached = replay.kubelet.status_manager.get_pod_status(stored.metadata.uid)
+    condition = next(c for c in cached.conditions if c.type == "DisruptionTarget")
+    assert (condition.status, condition.reason) == ("True", "TerminationByKubelet")
+    reasons = [(e["reason"], e["object"]) for e in trace.events if e["time"] == evicted["time"]]
+    assert ("EvictionThresholdMet", "node/worker-1") in reasons and ("Evicted", "pod/scraper") in reasons
+    assert ("Killing", "pod/scraper") in reasons
+    assert not any(c.state == "running" for c in replay.kubelet.runtime.containers.values()
+                   if c.pod_uid == stored.metadata.uid)
+
+
+def test_the_replacement_is_rejected_under_memory_pressure_then_pending_on_the_taint():
+    """Upstream: eviction_manager.go Admit (BestEffort refused under MemoryPressure) and kubelet.go rejectPod
+    (Failed, "Pod was rejected: " + message); the scheduler's TaintToleration filter keeps later ones away."""
+    replay = NodeReplay(_load("node-evicted-replacement.yaml"))
+    trace = replay.run()
+    first = trace.rejections[0]
+    assert (first["reason"], first["message"], first["handler"]) == ("Evicted", "The node had condition: [MemoryPressure]. ", "eviction")
+    stored = replay.server.by_name(first["pod"])
+    assert (stored.status.phase, stored.status.message) == ("Failed", "Pod was rejected: The node had condition: [MemoryPressure]. ")
+    assert any(line["kind"] == "pending" for line in trace.timeline)
+    assert trace.timeline[-1]["kind"] in ("bind", "condition", "arrive")
+
+
+def test_disk_pressure_refuses_every_pod_but_critical_ones_and_image_gc_frees_space():
+    """Upstream: eviction_manager.go Admit (DiskPressure: every pod refused; critical pods always admitted)
+    and images/image_gc_manager.go GarbageCollect (above 85% used, free down to 80%)."""
+    static = pod("kube-proxy", source="file", at="2m", requests={"cpu": "10m"})
+    web = pod("web", at="2m", requests={"cpu": "100m", "memory": "100Mi"})
+    sc = scenario(duration="10m", pods=[pod("runner", usage={"memory": "100Mi"}), static, web],
+                  events=[{"at": "1m", "pullImage": {"name": "ml/huge:1", "size": "72Gi"}}])
+    trace = run_node(sc)
+    assert [(r["pod"], r["message"]) for r in trace.rejections] == [("web", "The node had condition: [DiskPressure]. ")]
+    assert any(p["name"].startswith("kube-proxy") and p["status"] == "Running" for p in trace.pods)
+    assert trace.conditions[0]["type"] == "DiskPressure"
+
+
+def test_max_pods_rejects_the_pod_over_the_limit():
+    """Upstream: pkg/kubelet/lifecycle/predicate.go (the scheduler's fit: pods counted against allocatable pods)"""
+    doc = copy.deepcopy(BASE)
+    doc["node"]["kubelet"] = {"maxPods": 2}
+    doc["pods"] = [pod("p-{i}", count=3, requests={"cpu": "10m"})]
+    trace = run_node(load_node_scenario(doc, "<test>", Path("."), "t"))
+    assert [(r["pod"], r["reason"]) for r in trace.rejections] == [("p-3", "OutOfpods")]
+    assert trace.rejections[0]["message"] == "Node didn't have enough resource: pods, requested: 1, used: 2, capacity: 2"
+
+
+def test_crash_loop_keeps_the_condition_without_evicting():
+    """A condition is raised as soon as a threshold is crossed and held evictionPressureTransitionPeriod;
+    a soft threshold evicts only after its grace period (eviction_manager.go synchronize, helpers.go
+    nodeConditionsObservedSince, thresholdsMetGracePeriod)."""
+    trace = run_example("node-crash-loop-pressure.yaml")
+    assert trace.evictions == [] and len(trace.conditions) >= 3
+    assert [r["pod"] for r in trace.rejections] == ["report"]
+
+
+def test_container_gc_keeps_one_dead_instance_per_container():
+    """Upstream: pkg/kubelet/kuberuntime/kuberuntime_gc.go evictContainers (MaxPerPodContainer 1, the default)"""
+    replay = NodeReplay(_load("node-crash-loop-pressure.yaml"))
+    replay.run()
+    dead = [c for c in replay.kubelet.runtime.containers.values() if c.name == "load" and c.state != "running"]
+    assert 1 <= len(dead) <= 2  # GC runs every minute: one kept, perhaps one more since its last pass
+
+
+# --- chapter 3's values in the trace ---
+
+def test_every_container_has_its_cgroup_values_and_oom_score():
+    """Upstream: pkg/kubelet/kuberuntime/kuberuntime_container_linux.go generateLinuxContainerResources and
+    pkg/kubelet/qos/policy.go GetContainerOOMScoreAdjust (BestEffort 1000, Guaranteed -997)"""
+    trace = run_example("node-guaranteed-oom.yaml")
+    rows = {r["pod"]: r for r in trace.containers}
+    assert (rows["db"]["qosClass"], rows["db"]["oomScoreAdj"], rows["db"]["memoryLimit"]) == ("Guaranteed", -997, Gi)
+    assert (rows["db"]["cpuShares"], rows["db"]["cpuQuota"], rows["db"]["cpuPeriod"]) == (512, 50000, 100000)
+    assert (rows["batch"]["qosClass"], rows["batch"]["oomScoreAdj"], rows["batch"]["cpuShares"]) == ("BestEffort", 1000, 2)
+
+
+# --- output ---
+
+@pytest.mark.parametrize("seconds, text", [  # apimachinery/pkg/util/duration/duration_test.go TestHumanDuration*
+    (1, "1s"), (70, "70s"), (190, "3m10s"), (70 * 60, "70m"), (47 * 3600, "47h"), (49 * 3600, "2d1h"),
+    ((8 * 24 + 2) * 3600, "8d"), (367 * 24 * 3600, "367d"), ((365 * 2 * 24 + 25) * 3600, "2y1d"),
+    ((365 * 8 * 24 + 2) * 3600, "8y"), (-2, "<invalid>"), (0, "0s"), (119, "119s"), (120, "2m"), (121, "2m1s"),
+    (599, "9m59s"), (600, "10m"), (601, "10m"), (10799, "179m"), (10800, "3h"), (10860, "3h1m"), (28799, "7h59m"),
+    (28800, "8h"), (2 * 86400 - 1, "47h"), (2 * 86400, "2d"), (8 * 86400 - 1, "7d23h"), (8 * 86400, "8d"),
+    (2 * 365 * 86400 - 1, "729d"), (2 * 365 * 86400, "2y"), (2 * 365 * 86400 + 86400, "2y1d"),
+    (8 * 365 * 86400 - 1, "7y364d"), (8 * 365 * 86400, "8y"), (9 * 365 * 86400, "9y"),
+])
+def test_human_duration(seconds, text):
+    assert human_duration(seconds) == text
+
+
+def test_the_same_scenario_gives_the_same_trace_byte_for_byte(capsys):
+    path = str(SCENARIOS / "node-crash-loop-pressure.yaml")
+    outputs = []
+    for _ in range(2):
+        main(["run", path, "--output", "json"])
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] == outputs[1]
+    data = json.loads(outputs[0])
+    assert data["version"] == "mini-kubelet.node/v1" and data["expect"]["failures"] == []
+
+
+def test_text_report_has_the_kubectl_tables(capsys):
+    assert main(["run", str(SCENARIOS / "node-evicted-replacement.yaml")]) == 0
+    out = capsys.readouterr().out
+    assert "LAST SEEN  TYPE     REASON" in out and "NAME           READY  STATUS   RESTARTS  AGE" in out
+    assert "expect: 6 checks, all met" in out
+
+
+def test_plot_marks_kills_evictions_and_rejections(tmp_path, capsys):
+    out = tmp_path / "node.png"
+    assert main(["run", str(SCENARIOS / "node-guaranteed-oom.yaml"), "--plot", str(out)]) == 0
+    assert out.read_bytes().startswith(b"\x89PNG")
+
+
+def test_a_wrong_expectation_exits_1(tmp_path, capsys):
+    doc = yaml.safe_load((SCENARIOS / "node-guaranteed-oom.yaml").read_text())
+    doc["expect"]["evictions"][0]["pod"] = "db"
+    path = tmp_path / "wrong.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    assert main(["run", str(path)]) == 1
+    assert "evictions[0]: expected {at: 190, pod: db, signal: memory.available}, got {at: 190, pod: batch" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("path", NODE_EXAMPLES, ids=lambda p: p.stem)
+def test_every_node_example_meets_its_expect_block(path, capsys):
+    assert main(["run", str(path)]) == 0, capsys.readouterr().out[-2000:]
+
+
+def _load(name: str):
+    from mini_kubelet.sim.lifecycle_scenario import read_scenario
+    doc, where, base, stem = read_scenario(SCENARIOS / name)
+    return load_node_scenario(doc, where, base, stem)
+
+
+def test_a_pass_without_pressure_reads_the_same_node_figures_from_the_aggregate():
+    """The cheap pass: the node's observations from one aggregate of every Pod equal those from each Pod's stats
+    (pkg/kubelet/eviction/helpers.go makeSignalObservations reads only node-level figures)."""
+    from mini_kubelet.eviction import signals
+    from mini_kubelet.sim.node_usage import NodeAggregate
+    from mini_kubelet.sim.summary import build_summary
+    web = pod("web", requests={"cpu": "100m", "memory": "100Mi"}, usage={"memory": {"ramp": {"0s": "50Mi", "3m": "90Mi"}},
+                                                                         "rootfs": "1Gi", "logs": "200Mi", "inodes": 300})
+    web["manifest"]["spec"]["volumes"] = [{"name": "scratch", "emptyDir": {}}, {"name": "shm", "emptyDir": {"medium": "Memory"}}]
+    web["usage"]["volumes"] = {"scratch": "2Gi", "shm": "64Mi"}
+    replay = NodeReplay(scenario(pods=[web, pod("batch", usage={"memory": "300Mi", "pids": 40})]))
+    compared = []
+    original = replay._pass_summary
+
+    def compare(active):
+        pods = replay._measured(active)
+        full, cheap = (build_summary(replay.sc, p, replay.store, replay.now(), replay.clock.now(), replay.node_usage)[0]
+                       for p in (pods, [NodeAggregate(pods, replay.now())]))
+        observed = [{k: (v.available, v.capacity) for k, v in signals.make_signal_observations(s)[0].items()}
+                    for s in (full, cheap)]
+        compared.append(observed[0] == observed[1] and len(observed[0]) >= 5)
+        return original(active)
+    replay._pass_summary = compare
+    replay.run()
+    assert len(compared) == 31 and all(compared)
+
+
+def test_a_deleted_replicaset_pod_leaves_the_api_and_is_replaced():
+    """kubectl delete: the kubelet stops the Pod, the status manager's syncPod deletes it once it is finished
+    (status_manager.go canBeDeleted); its ReplicaSet counts it out at once (replica_set.go filterActivePods)."""
+    replay = NodeReplay(scenario(pods=[pod("web-a", replicaSet="web", requests={"cpu": "10m"}, usage={"memory": "50Mi"})],
+                                 events=[{"at": "1m", "deletePod": {"pod": "web-a", "gracePeriod": 5}}]))
+    trace = replay.run()
+    kinds = [(line["kind"], line["pod"]) for line in trace.timeline if line["kind"] in ("delete", "removed", "recreate")]
+    assert kinds[0] == ("delete", "web-a") and ("removed", "web-a") in kinds and [k for k, _ in kinds].count("recreate") == 1
+    assert replay.server.by_name("web-a") is None
+    assert [p["status"] for p in trace.pods] == ["Running"] and trace.pods[0]["name"].startswith("web-")
