@@ -366,3 +366,24 @@ def _deserialize(doc: dict, model: str, source: str) -> Any:
         # The client checks one nested model at a time, so the location is inside that model.
         where = ".".join(str(part) for part in first["loc"])
         raise ManifestError(source, "", f"not a valid {model[2:]}: {where}: {first['msg']}") from None
+
+
+def models_equal(a, b) -> bool:
+    """Whether two values are equal as the client models compare them (their to_dict()), without building the dicts.
+
+    Models of one class are compared field by field, lists and dicts item by item; anything else as to_dict() would.
+    """
+    if a is b:
+        return True
+    fields = getattr(type(a), "openapi_types", None)
+    if fields is not None and type(b) is type(a):
+        return all(models_equal(getattr(a, name, None), getattr(b, name, None)) for name in fields)
+    if type(a) is list and type(b) is list:
+        return len(a) == len(b) and all(models_equal(x, y) for x, y in zip(a, b))
+    if type(a) is dict and type(b) is dict:
+        return a.keys() == b.keys() and all(models_equal(v, b[k]) for k, v in a.items())
+    return _plain(a) == _plain(b)
+
+
+def _plain(value):
+    return value.to_dict() if hasattr(value, "to_dict") else value

@@ -18,6 +18,7 @@ from typing import Callable, Optional
 from kubernetes.client import V1Pod
 
 from .. import types
+from ..api import models_equal
 from ..clock import Clock
 from ..types import ADD, DELETE, RECONCILE, REMOVE, SET, UPDATE, PodUpdate
 
@@ -99,7 +100,7 @@ def pods_differ_semantically(existing: V1Pod, ref: V1Pod) -> bool:
     Upstream: pkg/kubelet/config/config.go podsDifferSemantically
     """
     a, b = existing.metadata, ref.metadata
-    return not (existing.spec == ref.spec and a.labels == b.labels and a.deletion_timestamp == b.deletion_timestamp
+    return not (models_equal(existing.spec, ref.spec) and a.labels == b.labels and a.deletion_timestamp == b.deletion_timestamp
                 and a.deletion_grace_period_seconds == b.deletion_grace_period_seconds
                 and is_annotation_map_equal(a.annotations, b.annotations))
 
@@ -124,7 +125,7 @@ def check_and_update_pod(existing: V1Pod, ref: V1Pod) -> tuple[bool, bool, bool]
     deletion timestamp: DELETE. Any other semantic change: UPDATE.
     """
     if not pods_differ_semantically(existing, ref):
-        if existing.status != ref.status:
+        if not models_equal(existing.status, ref.status):
             existing.status = ref.status
             return False, True, False
         return False, False, False

@@ -20,7 +20,7 @@ from ..clock import Clock
 from ..cri import CRIError
 from ..events import WARNING
 from ..kubelet_main import Kubelet
-from ..status.status_manager import models_equal
+from ..api import models_equal
 from .lifecycle_api import APIServer
 from .lifecycle_scenario import LifecycleEvent, LifecycleScenario, load_lifecycle_scenario, read_scenario
 from .lifecycle_timeline import (ContainerChange, LifecycleTimeline, Restart, WatchLine, back_off_of, container_state,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 
 from .. import types
+from ..api import models_equal
 from .node_scenario import NodePod, replacement
 from .series import Series
 
@@ -141,7 +142,7 @@ class ClusterSide:
                 continue  # not in the API (yet): written once it is
             self.versions[uid] = cached.version
             status = self.kubelet.pod_status(pod)
-            if status is not None and status != stored.status:
+            if status is not None and not models_equal(status, stored.status):
                 stored.status = copy.deepcopy(status)
                 self.events.status_written(stored, t)
                 if status.phase == "Failed":

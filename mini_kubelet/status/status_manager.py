@@ -17,6 +17,7 @@ from kubernetes.client import (V1ContainerState, V1ContainerStateTerminated, V1C
                                V1PodStatus)
 
 from .. import types
+from ..api import models_equal
 from ..clock import Clock
 from ..kubelet_pods import POD_CONDITIONS_BY_KUBELET
 
@@ -66,27 +67,6 @@ def _update_last_transition_time(status: V1PodStatus, old: V1PodStatus, conditio
     before = next((c for c in old.conditions or [] if c.type == condition_type), None)
     condition.last_transition_time = (before.last_transition_time if before is not None and before.status ==
                                       condition.status and before.last_transition_time else now)
-
-
-def _plain(value):
-    return value.to_dict() if hasattr(value, "to_dict") else value
-
-
-def models_equal(a, b) -> bool:
-    """Whether two values are equal as the client models compare them (their to_dict()), without building the dicts.
-
-    Models of one class are compared field by field, lists and dicts item by item; anything else as to_dict() would.
-    """
-    if a is b:
-        return True
-    fields = getattr(type(a), "openapi_types", None)
-    if fields is not None and type(b) is type(a):
-        return all(models_equal(getattr(a, name, None), getattr(b, name, None)) for name in fields)
-    if type(a) is list and type(b) is list:
-        return len(a) == len(b) and all(models_equal(x, y) for x, y in zip(a, b))
-    if type(a) is dict and type(b) is dict:
-        return a.keys() == b.keys() and all(models_equal(v, b[k]) for k, v in a.items())
-    return _plain(a) == _plain(b)
 
 
 def _by_kubelet_equal(old: V1PodStatus, new: V1PodStatus, start_time=None) -> bool:
