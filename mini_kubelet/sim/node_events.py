@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from typing import Optional
 
-from kubernetes.client import V1Pod
+from kubernetes.client import V1Pod, V1Taint
 
 from .. import qos
+from ..scheduler import tolerations_tolerate_taint
 from ..kuberuntime.kuberuntime_container_linux import generate_linux_container_resources
 from .lifecycle_timeline import print_pod
 from .node_trace import aggregate_events
@@ -32,23 +33,6 @@ CONDITION_TAINTS = {  # k8s.io/api/core/v1 well_known_taints.go
 }
 NODE_STATUS_UPDATE_PERIOD = 10  # nodeStatusUpdateFrequency default: a condition reaches the API, and its taint, after it
 # --8<-- [end:constants]
-
-
-def tolerates(pod: V1Pod, key: str) -> bool:
-    """Whether a toleration of the Pod matches the NoSchedule taint `key` (no value).
-
-    Upstream: k8s.io/api/core/v1/toleration.go Toleration.ToleratesTaint
-    """
-    for tol in pod.spec.tolerations or []:
-        if tol.effect and tol.effect != "NoSchedule":
-            continue
-        if tol.key and tol.key != key:
-            continue
-        if not tol.key and tol.operator != "Exists":
-            continue
-        if tol.operator == "Exists" or (tol.value or "") == "":
-            return True
-    return False
 
 
 class NodeRecorder:
@@ -145,7 +129,8 @@ class NodeRecorder:
         """The pressure taint that keeps the Pod off the node: its condition reported for a node status update."""
         for condition, since in sorted(self.since.items()):
             key = CONDITION_TAINTS[condition]
-            if t >= since + NODE_STATUS_UPDATE_PERIOD and not tolerates(pod, key):
+            if t >= since + NODE_STATUS_UPDATE_PERIOD and not tolerations_tolerate_taint(
+                    pod.spec.tolerations, V1Taint(key=key, effect="NoSchedule")):
                 return key
         return None
 
