@@ -126,6 +126,21 @@ MERGE_CASES = [  # status_manager_test.go#TestMergePodStatus: (desc, running, ol
 ]
 
 
+# status_manager.go mergePodStatus (v1.27): DisruptionTarget is "shared by the kubelet" (PodDisruptionConditions, on by
+# default): it is sent only with the transition to a terminal phase once no container can run. Later releases' tables
+# have rows for this; these follow the v1.27 code.
+MERGE_CASES += [
+    ("disruption target sent with the terminal phase", False, with_(base(), reason="Unknown"),
+     with_(base(), phase="Failed", reason="Evicted", add=("DisruptionTarget", "True")), "Failed", "Evicted",
+     {"Ready": "False", "ContainersReady": "False", "PodScheduled": "True", "DisruptionTarget": "True"}),
+    ("disruption target held while containers run", True, with_(base(), reason="Unknown"),
+     with_(base(), phase="Failed", reason="Evicted", add=("DisruptionTarget", "True")), "Running", "Unknown",
+     {"Ready": "True", "PodScheduled": "True"}),
+    ("disruption target not sent before the phase is terminal", False, base(),
+     with_(base(), add=("DisruptionTarget", "True")), "Running", None, {"Ready": "True", "PodScheduled": "True"}),
+]
+
+
 @pytest.mark.parametrize("desc,running,old,new,phase,reason,conditions", MERGE_CASES, ids=[c[0] for c in MERGE_CASES])
 def test_merge_pod_status(desc, running, old, new, phase, reason, conditions):
     merged = merge_pod_status(old, new, running)

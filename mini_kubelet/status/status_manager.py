@@ -18,6 +18,7 @@ from kubernetes.client import (V1ContainerState, V1ContainerStateTerminated, V1C
 
 from .. import types
 from ..api import models_equal
+from ..features import DEFAULT_FEATURE_GATE
 from ..clock import Clock
 from ..kubelet_pods import POD_CONDITIONS_BY_KUBELET
 
@@ -90,16 +91,31 @@ def _by_kubelet_equal(old: V1PodStatus, new: V1PodStatus, start_time=None) -> bo
 
 
 # --8<-- [start:merge_pod_status]
-def merge_pod_status(old: V1PodStatus, new: V1PodStatus, could_have_running_containers: bool) -> V1PodStatus:
+def merge_pod_status(old: V1PodStatus, new: V1PodStatus, could_have_running_containers: bool,
+                     now: Optional[datetime] = None) -> V1PodStatus:
     """What the API gets: the kubelet's conditions, and no terminal phase while containers could still run.
+
+    DisruptionTarget, a condition the kubelet shares with others, is sent only with the move to a terminal phase
+    once no container can run (PodDisruptionConditions, on in v1.27).
 
     Upstream: pkg/kubelet/status/status_manager.go mergePodStatus
     """
     merged = copy.deepcopy(new)
+    transitioning = old.phase not in TERMINAL_PHASES and new.phase in TERMINAL_PHASES
     conditions = [c for c in old.conditions or [] if c.type not in POD_CONDITIONS_BY_KUBELET]
-    conditions += [c for c in new.conditions or [] if c.type in POD_CONDITIONS_BY_KUBELET]
+    conditions += [c for c in merged.conditions or [] if c.type in POD_CONDITIONS_BY_KUBELET]
+    shared = next((c for c in merged.conditions or [] if c.type == "DisruptionTarget"), None)
+    if (shared is not None and DEFAULT_FEATURE_GATE.enabled("PodDisruptionConditions") and transitioning
+            and not could_have_running_containers):  # a shared condition goes once the pod is really terminal
+        if now is not None:
+            _update_last_transition_time(merged, old, "DisruptionTarget", now)
+        at = next((i for i, c in enumerate(conditions) if c.type == "DisruptionTarget"), None)
+        if at is None:
+            conditions.append(shared)
+        else:
+            conditions[at] = shared
     merged.conditions = conditions
-    if old.phase not in TERMINAL_PHASES and new.phase in TERMINAL_PHASES and could_have_running_containers:
+    if transitioning and could_have_running_containers:
         merged.phase, merged.reason, merged.message = old.phase, old.reason, old.message
     if merged.phase in TERMINAL_PHASES and any(c.type in ("Ready", "ContainersReady") and c.status == "True"
                                                for c in merged.conditions):  # never terminal with Ready=True (#108594)
@@ -215,7 +231,7 @@ class StatusManager:
         if cached is None:
             return self.api_statuses.get(pod.metadata.uid) or pod.status
         old = self.api_statuses.get(pod.metadata.uid) or pod.status or V1PodStatus()
-        merged = merge_pod_status(old, cached.status, could_have_running_containers)
+        merged = merge_pod_status(old, cached.status, could_have_running_containers, self.clock.now())
         self.api_statuses[pod.metadata.uid] = merged
         self.api_generation += 1
         return merged
