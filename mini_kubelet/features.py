@@ -28,7 +28,7 @@ class FeatureSpec:
 
 # --8<-- [start:gates]
 DEFAULT_KUBERNETES_FEATURE_GATES: dict[str, FeatureSpec] = {
-    "CPUCFSQuotaPeriod": FeatureSpec(False, ALPHA),
+    "CustomCPUCFSQuotaPeriod": FeatureSpec(False, ALPHA),  # features.CPUCFSQuotaPeriod in the Go code
     "EventedPLEG": FeatureSpec(False, BETA),
     "GracefulNodeShutdown": FeatureSpec(True, BETA),
     "InPlacePodVerticalScaling": FeatureSpec(False, ALPHA),

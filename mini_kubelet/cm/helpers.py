@@ -1,7 +1,7 @@
 """From a Pod's requests and limits to the values the kubelet writes into its pod cgroup.
 
 Upstream: pkg/kubelet/cm/helpers_linux.go (and the ResourceConfig type in pkg/kubelet/cm/types.go).
-Feature gates are at their v1.27 defaults: CPUCFSQuotaPeriod and InPlacePodVerticalScaling are off.
+Feature gates are at their v1.27 defaults: CustomCPUCFSQuotaPeriod and InPlacePodVerticalScaling are off.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The CRI resources the kubelet asks the runtime to give one container (cpu, memory, hugepages, OOM score).
 
 Upstream: pkg/kubelet/kuberuntime/kuberuntime_container_linux.go and helpers_linux.go.
-Gates off as in v1.27 by default: CPUCFSQuotaPeriod, MemoryQoS, NodeSwap, InPlacePodVerticalScaling.
+Gates off as in v1.27 by default: CustomCPUCFSQuotaPeriod, MemoryQoS, NodeSwap, InPlacePodVerticalScaling.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class LinuxContainerResources:
 def milli_cpu_to_quota(milli_cpu: int, period: int) -> int:
     """CFS quota for a CPU limit over the given period: 0 for no limit, else at least 1000.
 
-    Unlike cm's version it never looks at the CPUCFSQuotaPeriod gate: the caller picked the period.
+    Unlike cm's version it never looks at the CustomCPUCFSQuotaPeriod gate: the caller picked the period.
     Upstream: pkg/kubelet/kuberuntime/helpers_linux.go milliCPUToQuota
     """
     if milli_cpu == 0:
