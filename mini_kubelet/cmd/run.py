@@ -81,15 +81,7 @@ def run(args: argparse.Namespace) -> int:
         timeline = sim.run_scenario(sim.load_scenario(doc, name="stdin"))
     else:
         raise api.ManifestError(where, "", f"expected a mapping, got {api.type_name(doc)}")
-    print(run_report.render_json(timeline) if args.output == "json" else run_report.render_text(timeline))
-    if args.plot:
-        try:
-            sim.plot_timeline(timeline, args.plot)
-        except OSError as err:  # the directory changed while the replay ran
-            raise api.UsageError(f"--plot: {args.plot}: cannot write ({err.strerror or err})") from None
-    if timeline.scenario.expect is not None and sim.check_expect(timeline)[1]:
-        return 1
-    return 0
+    return _report(args, timeline, run_report, sim.plot_timeline, sim.check_expect)
 
 
 def _run_lifecycle(args: argparse.Namespace, doc, where: str, base: Path, name: str) -> int:
@@ -101,15 +93,7 @@ def _run_lifecycle(args: argparse.Namespace, doc, where: str, base: Path, name: 
     from mini_kubelet.sim.lifecycle_scenario import load_lifecycle_scenario
 
     timeline = run_lifecycle(load_lifecycle_scenario(doc, where, base, name))
-    print(run_lifecycle_report.render_json(timeline) if args.output == "json" else run_lifecycle_report.render_text(timeline))
-    if args.plot:
-        try:
-            plot_lifecycle(timeline, args.plot)
-        except OSError as err:
-            raise api.UsageError(f"--plot: {args.plot}: cannot write ({err.strerror or err})") from None
-    if timeline.scenario.expect is not None and check_lifecycle_expect(timeline)[1]:
-        return 1
-    return 0
+    return _report(args, timeline, run_lifecycle_report, plot_lifecycle, check_lifecycle_expect)
 
 
 def _run_node(args: argparse.Namespace, doc, where: str, base: Path, name: str) -> int:
@@ -120,12 +104,15 @@ def _run_node(args: argparse.Namespace, doc, where: str, base: Path, name: str) 
     from mini_kubelet.sim.node_trace import check_node_expect
 
     trace = run_node(load_node_scenario(doc, where, base, name))
-    print(run_node_report.render_json(trace) if args.output == "json" else run_node_report.render_text(trace))
+    return _report(args, trace, run_node_report, run_node_report.plot_node, check_node_expect)
+
+
+def _report(args: argparse.Namespace, result, report, plot, check_expect) -> int:
+    """Print the replay's report (text or JSON), draw its plot, and exit 1 if it differs from its expect block."""
+    print(report.render_json(result) if args.output == "json" else report.render_text(result))
     if args.plot:
         try:
-            run_node_report.plot_node(trace, args.plot)
-        except OSError as err:
+            plot(result, args.plot)
+        except OSError as err:  # the directory changed while the replay ran
             raise api.UsageError(f"--plot: {args.plot}: cannot write ({err.strerror or err})") from None
-    if trace.scenario.expect is not None and check_node_expect(trace)[1]:
-        return 1
-    return 0
+    return 1 if result.scenario.expect is not None and check_expect(result)[1] else 0
