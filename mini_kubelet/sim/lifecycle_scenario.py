@@ -11,14 +11,14 @@ import copy
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, Optional
 
 from kubernetes.client import V1Node, V1Pod, V1PodStatus
 
 from .. import api, resource
 from ..clock import DEFAULT_START
 from ..config.common import try_decode_single_pod
-from .reader import Reader
+from .reader import Reader, read_scenario  # noqa: F401  (read_scenario: for the replay and the command)
 from .series import format_duration
 
 LIFECYCLE = "lifecycle"
@@ -74,17 +74,6 @@ class LifecycleScenario:
     def find_pod(self, name: str) -> Optional[LifecyclePod]:
         """The pod a scenario names: its metadata.name, or a static pod's manifest name."""
         return next((p for p in self.pods if name in (p.pod.metadata.name, p.manifest_name)), None)
-
-
-def read_scenario(source: Union[str, Path]) -> tuple[object, str, Path, str]:
-    """The decoded document of a scenario file (or standard input), with its display name, folder and name."""
-    stdin = str(source) == api.STDIN
-    where = api.source_name(source)
-    base, name = (Path("."), "stdin") if stdin else (Path(source).parent, Path(source).stem)
-    docs = api.parse_yaml_documents(api.read_text(source), where)
-    if len(docs) > 1:
-        raise api.ManifestError(where, "", f"a scenario is one YAML document, found {len(docs)}")
-    return (docs[0] if docs else None), where, base, name
 
 
 def is_lifecycle(doc: object) -> bool:
@@ -255,19 +244,14 @@ def _event(r: Reader, raw: Any, path: str, scenario: LifecycleScenario) -> Lifec
 
 
 def _expect(r: Reader, raw: Any, scenario: LifecycleScenario) -> dict:
-    expect = r.mapping(raw, "expect", EXPECT_KEYS)
     allowed = {"pods": ("pod", "at", "phase", "status", "ready", "restarts"),
                "restarts": ("pod", "container", "at", "count", "backOff", "exitCode", "reason"),
                "events": ("pod", "container", "type", "reason", "message", "at"),
                "kills": ("pod", "at", "gracePeriod")}
     checked: dict[str, list] = {}
-    for key in EXPECT_KEYS:
-        if key not in expect:
-            continue
-        items = []
-        for i, item in enumerate(r.sequence(expect[key], f"expect.{key}")):
-            where = f"expect.{key}[{i}]"
-            item = dict(r.mapping(item, where, allowed[key]))
+    for key, entries in r.expect_lists(raw, EXPECT_KEYS, allowed):
+        items = checked[key] = []
+        for where, item in entries:
             if "pod" in item:
                 plan = scenario.find_pod(str(item["pod"]))
                 if plan is None:
@@ -282,5 +266,4 @@ def _expect(r: Reader, raw: Any, scenario: LifecycleScenario) -> dict:
             if "backOff" in item and item["backOff"] is not None:
                 item["backOff"] = r.duration(item["backOff"], f"{where}.backOff")
             items.append(item)
-        checked[key] = items
     return checked

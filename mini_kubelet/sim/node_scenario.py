@@ -324,23 +324,17 @@ def _event(r: Reader, raw: Any, path: str, node_name: str, duration: int) -> Nod
 
 
 def _expect(r: Reader, raw: Any, scenario: NodeScenario) -> dict:
-    expect = r.mapping(raw, "expect", EXPECT_KEYS)
     allowed = {"evictions": ("pod", "at", "signal", "message"), "oomKills": ("pod", "container", "at"),
                "rejected": ("pod", "at", "reason", "message"), "conditions": ("type", "from", "to"),
                "pods": ("pod", "status", "restarts", "phase", "ready", "reason")}
     checked: dict[str, list] = {}
-    for key in EXPECT_KEYS:
-        if key not in expect:
-            continue
-        items = []
-        for i, item in enumerate(r.sequence(expect[key], f"expect.{key}")):
-            where = f"expect.{key}[{i}]"
-            item = dict(r.mapping(item, where, allowed[key]))
+    for key, entries in r.expect_lists(raw, EXPECT_KEYS, allowed):
+        items = checked[key] = []
+        for where, item in entries:
             for time_key in ("at", "from", "to"):
                 if item.get(time_key) is not None:
                     item[time_key] = r.duration(item[time_key], f"{where}.{time_key}")
             if key != "conditions" and not isinstance(item.get("pod"), str):
                 r.fail(f"{where}.pod", "required: a pod's name")
             items.append(item)
-        checked[key] = items
     return checked

@@ -7,7 +7,7 @@ ParseThresholdConfig and the kubelet's flag parsing read them.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, Iterator, NoReturn, Union
 
 from .. import api
 from ..eviction import thresholds as th
@@ -38,6 +38,15 @@ class Reader:
             if allowed and key not in allowed:
                 self.fail(f"{path}.{key}" if path else str(key), f"unknown field (expected one of: {', '.join(allowed)})")
         return raw
+
+    def expect_lists(self, raw: Any, keys: tuple[str, ...], allowed: dict[str, tuple[str, ...]]
+                     ) -> Iterator[tuple[str, Iterator[tuple[str, dict]]]]:
+        """An expect: block's lists in `keys` order, each as its items' (field path, mapping), checked as they are read."""
+        expect = self.mapping(raw, "expect", keys)
+        for key in keys:
+            if key in expect:
+                yield key, ((f"expect.{key}[{i}]", dict(self.mapping(item, f"expect.{key}[{i}]", allowed[key])))
+                            for i, item in enumerate(self.sequence(expect[key], f"expect.{key}")))
 
     def sequence(self, raw: Any, path: str) -> list:
         """raw as a list (nothing is an empty list)."""
@@ -96,3 +105,14 @@ class Reader:
             return th.parse_eviction_flag(raw) if separator == "<" else th.parse_map_string_string(raw)
         except ValueError as err:
             self.fail(path, str(err))
+
+
+def read_scenario(source: Union[str, Path]) -> tuple[object, str, Path, str]:
+    """The decoded document of a scenario file (or standard input), with its display name, folder and name."""
+    stdin = str(source) == api.STDIN
+    where = api.source_name(source)
+    base, name = (Path("."), "stdin") if stdin else (Path(source).parent, Path(source).stem)
+    docs = api.parse_yaml_documents(api.read_text(source), where)
+    if len(docs) > 1:
+        raise api.ManifestError(where, "", f"a scenario is one YAML document, found {len(docs)}")
+    return (docs[0] if docs else None), where, base, name

@@ -15,7 +15,7 @@ from kubernetes.client import V1Pod
 
 from .. import api, resource, types
 from ..eviction import manager as mgr
-from .reader import Reader
+from .reader import Reader, read_scenario
 from .series import Series
 from .settings import kubelet_settings
 
@@ -83,13 +83,7 @@ def load_scenario(source: Union[str, Path, dict], *, name: str = "scenario") -> 
     if isinstance(source, dict):
         doc, where, base = source, f"<{name}>", Path(".")
     else:
-        stdin = str(source) == api.STDIN
-        where = api.source_name(source)
-        base, name = (Path("."), "stdin") if stdin else (Path(source).parent, Path(source).stem)
-        docs = api.parse_yaml_documents(api.read_text(source), where)
-        if len(docs) > 1:
-            raise api.ManifestError(where, "", f"a scenario is one YAML document, found {len(docs)}")
-        doc = docs[0] if docs else None
+        doc, where, base, name = read_scenario(source)
     r = Reader(where, base)
     if isinstance(doc, dict) and isinstance(doc.get("kind"), str) and "apiVersion" in doc:
         raise api.ManifestError(where, "kind", f"this is a {doc['kind']} manifest, not a scenario (a scenario has node:, "
