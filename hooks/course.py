@@ -17,7 +17,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -28,11 +27,6 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-
-try:
-    import fcntl
-except ImportError:  # Windows: two builds at once each run what they need
-    fcntl = None
 
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import CombinedEvent, event_priority
@@ -113,28 +107,18 @@ def run_batch(kind: str, keys: list[str], lines: list[str], root: Path, saved: P
     for the first's batch of the same kind, then reuses its results, which are saved beside the others.
     """
     locks = saved.parent.parent / "locks"
-    with _held(locks / f"{kind}.lock"):
-        with _held(locks / "saved.lock"):
+    with notebooks.held_lock(locks / f"{kind}.lock"):
+        with notebooks.held_lock(locks / "saved.lock"):
             done = json.loads(saved.read_text(encoding="utf-8")) if saved.exists() else {}
         todo = [i for i, key in enumerate(keys) if key not in done or (key in figures and not figures[key].exists())]
         results = dict(zip([keys[i] for i in todo], run_commands([lines[i] for i in todo], root) if todo else []))
-        with _held(locks / "saved.lock"):
+        with notebooks.held_lock(locks / "saved.lock"):
             done = json.loads(saved.read_text(encoding="utf-8")) if saved.exists() else {}
             if results:
                 done.update(results)
                 saved.parent.mkdir(parents=True, exist_ok=True)
                 saved.write_text(json.dumps(done), encoding="utf-8")
     return [results[key] if key in results else done[key] for key in keys]
-
-
-@contextlib.contextmanager
-def _held(lock: Path):
-    """Hold a lock file (where the system has them), so that two builds of the course share the cache in turn."""
-    lock.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock, "a") as file:
-        if fcntl is not None:
-            fcntl.flock(file, fcntl.LOCK_EX)  # released when the file closes
-        yield
 
 
 def run_labs(sources: list[Path], cache_dir: Path, digest: str, root: Path, render: dict | None) -> list[dict]:

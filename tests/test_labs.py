@@ -288,17 +288,25 @@ def test_build_updates_an_unedited_notebook_and_check_reports_it(lab_copy):
     assert not list(lab_copy.parent.glob("backups/*"))
 
 
-def test_backups_are_kept_outside_the_course_where_git_clean_cannot_reach_them(tmp_path, monkeypatch):
-    """`git clean -fdx` removes untracked and ignored files alike; the backup is not in the clone at all."""
-    monkeypatch.delenv("LAB_BACKUP_DIR", raising=False)
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+def _labs_in_a_git_repository(tmp_path, *, commit: bool):
+    """A copy of the labs with their notebooks built, in a new git repository (added, and committed if asked)."""
     clone = tmp_path / "course"
     shutil.copytree(LABS / "src", clone / "labs" / "src")
     notebooks.build_all(clone / "labs")
     git = {"cwd": clone, "check": True, "capture_output": True}
     subprocess.run(["git", "init", "-q"], **git)
     subprocess.run(["git", "add", "."], **git)
-    subprocess.run(["git", "-c", "user.name=learner", "-c", "user.email=learner@example.com", "commit", "-qm", "labs"], **git)
+    if commit:
+        subprocess.run(["git", "-c", "user.name=learner", "-c", "user.email=learner@example.com", "commit", "-qm", "labs"],
+                       **git)
+    return clone, git
+
+
+def test_backups_are_kept_outside_the_course_where_git_clean_cannot_reach_them(tmp_path, monkeypatch):
+    """`git clean -fdx` removes untracked and ignored files alike; the backup is not in the clone at all."""
+    monkeypatch.delenv("LAB_BACKUP_DIR", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    clone, git = _labs_in_a_git_repository(tmp_path, commit=True)
     target = clone / "labs" / f"{SOURCES[0].stem}.ipynb"
     edited = learner_edits(target)
     assert notebooks.build_all(clone / "labs", force=True) == 0
@@ -309,12 +317,7 @@ def test_backups_are_kept_outside_the_course_where_git_clean_cannot_reach_them(t
 
 def test_a_learners_edited_and_run_notebook_does_not_change_what_the_tests_read(tmp_path):
     """The tests read git's copy of a notebook the learner has changed, so `make test` passes while they work."""
-    clone = tmp_path / "course"
-    shutil.copytree(LABS / "src", clone / "labs" / "src")
-    notebooks.build_all(clone / "labs")
-    git = {"cwd": clone, "check": True, "capture_output": True}
-    subprocess.run(["git", "init", "-q"], **git)
-    subprocess.run(["git", "add", "."], **git)
+    clone, git = _labs_in_a_git_repository(tmp_path, commit=False)
     target = clone / "labs" / f"{SOURCES[0].stem}.ipynb"
     generated = target.read_text()
     learner_edits(target)

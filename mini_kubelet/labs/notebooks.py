@@ -245,13 +245,16 @@ def executed_solutions(source: Path, cache_dir: Path, digest: str | None = None)
     target = solutions_path(source, cache_dir, digest)
     if target.exists():
         return target
-    with _running(target.parent / f"{source.stem}.lock"):
+    with held_lock(target.parent / f"{source.stem}.lock"):
         return target if target.exists() else _execute(source, target)
 
 
 @contextlib.contextmanager
-def _running(lock: Path):
-    """One run of a lab at a time: a second build or test asking for it meanwhile waits, then reuses that run."""
+def held_lock(lock: Path):
+    """Hold a lock file (where the system has them): one run of a lab, or of the site's commands, at a time.
+
+    A second build or test asking meanwhile waits, then reuses that run.
+    """
     lock.parent.mkdir(parents=True, exist_ok=True)
     with open(lock, "a") as held:
         if fcntl is not None:
