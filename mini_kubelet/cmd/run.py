@@ -70,10 +70,11 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         _check_plot_path(args.plot)
     from mini_kubelet.sim.lifecycle_scenario import is_lifecycle, read_scenario
+    from mini_kubelet.sim.node_scenario import is_node
     doc, where, base, name = read_scenario(args.scenario)
     if is_lifecycle(doc):
         return _run_lifecycle(args, doc, where, base, name)
-    if isinstance(doc, dict) and doc.get("replay") == "node":
+    if is_node(doc):
         return _run_node(args, doc, where, base, name)
     if str(args.scenario) != api.STDIN:
         timeline = sim.run_scenario(args.scenario)
