@@ -1,4 +1,4 @@
-"""Shared test set-up: the course's folders, a rule that in CI nothing may be skipped, and the built site's fixtures."""
+"""Shared test set-up: the course's folders, a rule that in CI nothing may be skipped, the built site and offline folder."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 from hypothesis import settings
+
+from mini_kubelet.labs.notebooks import held_lock
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -41,8 +43,9 @@ def pytest_runtest_makereport(item, call):
 # The longest test files start first: in parallel (`--dist loadfile`, files kept in this order by
 # `--no-loadscope-reorder`, where pytest-xdist would otherwise put the files with the most tests first)
 # they run on both workers while the short files fill in around them, instead of starting last and
-# running on alone at the end. test_site and test_site_pages share one site build.
-LONGEST_FIRST = ("test_offline", "test_site", "test_site_pages", "test_labs")
+# running on alone at the end. test_site and test_site_pages share one site build, test_offline and
+# test_offline_install one offline folder.
+LONGEST_FIRST = ("test_offline", "test_site", "test_site_pages", "test_labs", "test_offline_install")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -53,7 +56,8 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=rank)  # stable: the order within each file stays as written
 
 
-# --- the built site, for test_site and test_site_pages (one build, one server and one browser a worker) ---
+# --- the built site (test_site, test_site_pages) and offline folder (test_offline*), each made once a run;
+# one server and one browser a worker ---
 
 try:
     import fcntl
@@ -74,6 +78,12 @@ def find_chromium() -> str | None:
     return None
 
 
+def run_folder(tmp_path_factory, worker_id) -> Path:
+    """The run's own folder, which holds each worker's: where the first worker to ask builds what all of them read."""
+    shared = tmp_path_factory.getbasetemp()
+    return shared.parent if worker_id != "master" and fcntl is not None else shared
+
+
 @pytest.fixture(scope="session")
 def site(tmp_path_factory, worker_id):
     """Build the site once, strictly, and return its folder and the build's log.
@@ -81,13 +91,9 @@ def site(tmp_path_factory, worker_id):
     In parallel, the test files that read the site (test_site, test_site_pages) share that one build: the
     first worker to ask builds it while another waits, then both read the same folder.
     """
-    shared = tmp_path_factory.getbasetemp()
-    if worker_id != "master" and fcntl is not None:
-        shared = shared.parent  # the run's folder, which holds each worker's own
+    shared = run_folder(tmp_path_factory, worker_id)
     out, log = shared / "site", shared / "site-build.log"
-    with open(shared / "site.lock", "a") as lock:
-        if fcntl is not None:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+    with held_lock(shared / "site.lock"):
         if not log.exists():
             started = time.perf_counter()
             result = subprocess.run(
@@ -99,6 +105,26 @@ def site(tmp_path_factory, worker_id):
             print(f"\nsite build: {seconds:.1f} s")
             log.write_text(result.stderr, encoding="utf-8")
     return out, log.read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="session")
+def kit(tmp_path_factory, worker_id) -> Path:
+    """`make offline` with the smaller list of test_offline.py and the learner edition, made once a run like the site.
+
+    The tests only read it: a test that installs from it works on a copy.
+    """
+    shared = run_folder(tmp_path_factory, worker_id)
+    out, requirements = shared / "offline", shared / "offline-requirements.txt"
+    with held_lock(shared / "offline.lock"):
+        if not (out / "INSTALL.md").exists():  # the tool writes it last
+            requirements.write_text("-e .\n")
+            result = subprocess.run(
+                [sys.executable, str(ROOT / "tools" / "offline.py"), "--out", str(out), "--requirements",
+                 str(requirements), "--solutions", "false"],
+                cwd=ROOT, capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+            assert result.returncode == 0, result.stderr[-3000:]
+            assert "Carry the whole folder" in result.stdout
+    return out
 
 
 @pytest.fixture(scope="session")

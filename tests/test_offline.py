@@ -1,6 +1,6 @@
-"""The offline folder: made once with the network, then installed, run and read with none.
+"""The offline folder: made once with the network, then read with none (installed and run: test_offline_install.py).
 
-The folder here is made from a smaller requirement list than the course's, the package itself
+The folder here (the `kit` fixture in conftest.py, made once a run) is made from a smaller requirement list than the course's, the package itself
 (`-e .`) with what it depends on, so the suite stays quick: the full list is some 170 MB of wheels
 and two minutes of installing. The mechanism is the one `make offline` uses on the full list (same
 tool, same wheelhouse with the build tools, same commands from the folder's INSTALL.md); what the
@@ -31,21 +31,6 @@ pytestmark = pytest.mark.teaching
 site = pytest.mark.site  # the tests that build the folder (and with it the site)
 
 LAB = "00-manifests-and-quantities"
-
-
-@pytest.fixture(scope="module")
-def kit(tmp_path_factory) -> Path:
-    """`make offline` with the smaller list and the learner edition (other platforms: the test after)."""
-    work = tmp_path_factory.mktemp("offline")
-    (work / "requirements.txt").write_text("-e .\n")
-    out = work / "offline"
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "offline.py"), "--out", str(out), "--requirements",
-         str(work / "requirements.txt"), "--solutions", "false"],
-        cwd=ROOT, capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert "Carry the whole folder" in result.stdout
-    return out
 
 
 @site
@@ -101,31 +86,6 @@ def test_the_install_page_gives_the_same_steps_on_windows(kit):
     unix = install_commands(kit, "Linux and macOS")
     windows = install_commands(kit, "Windows (PowerShell or Command Prompt)")
     assert [line.replace("python3", "py").replace(".venv/bin/", ".venv\\Scripts\\") for line in unix] == windows
-
-
-@site
-def test_learners_install_from_the_folder_with_no_index_and_run_a_lab(kit, tmp_path):
-    env = offline_env(tmp_path)
-    assert sh("python3 -m pip download --retries 0 --timeout 2 --no-deps six -d unused", tmp_path, env).returncode != 0
-    *install, start = install_commands(kit, "Linux and macOS")
-    assert start == ".venv/bin/jupyter lab course/labs"  # not in the smaller list: the lab runs as a script below
-    for command in install:
-        assert "--no-index" in command or "pip" not in command
-        result = sh(command, kit, env)
-        assert result.returncode == 0, f"{command}\n{result.stdout}\n{result.stderr}"
-    labs = kit / "course" / "labs"
-    result = sh(f"{kit}/.venv/bin/python src/{LAB}.py", labs, env)
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert "Exercise 1: CPU in millicores: all 10 cases passed." in result.stdout
-    assert "Exercise 5" in result.stdout and "not done yet" not in result.stdout
-    shown = sh(f"{kit}/.venv/bin/mini-kubelet show ../examples/pods/web.yaml", labs, env)
-    assert shown.returncode == 0 and "memory    67108864 (64Mi)" in shown.stdout
-
-    # The course's own `pip install -e .` too: its build backend (setuptools) comes from the folder.
-    editable = sh(f"{kit}/.venv/bin/python -m pip install --no-index --find-links wheels --no-deps -e course", kit, env)
-    assert editable.returncode == 0, editable.stderr[-2000:]
-    where = sh(f"{kit}/.venv/bin/python -c 'import mini_kubelet; print(mini_kubelet.__file__)'", tmp_path, env)
-    assert where.stdout.strip() == str(kit / "course" / "mini_kubelet" / "__init__.py")
 
 
 def test_make_reruns_no_pip_when_nothing_needs_installing(tmp_path):
