@@ -61,6 +61,19 @@ def test_mermaid_diagram_renders_as_svg(page):
         assert box and box["height"] > 50 and box["width"] > 100
 
 
+def test_only_pages_with_a_diagram_load_the_sites_own_mermaid(site):
+    out, _ = site
+    with_diagram = without = 0
+    for html in out.rglob("*.html"):
+        text = html.read_text(encoding="utf-8")
+        loads = re.search(r'<script src="[./]*assets/vendor/mermaid\.min\.js"></script>', text) is not None
+        drawn = 'class="mermaid"' in text
+        assert loads == drawn, html.relative_to(out)
+        with_diagram, without = with_diagram + drawn, without + (not drawn)
+    assert with_diagram >= 10 and without >= 10
+    assert "unpkg.com" not in (out / "chapter-0" / "index.html").read_text(encoding="utf-8")
+
+
 def test_upstream_links_point_at_the_tag(page):
     extra = mkdocs_extra()
     page.goto(page.base + "/chapter-0/")
