@@ -46,7 +46,7 @@ class NodeReplay(ClusterSide):
         self.sc, self.clock = scenario, Clock()
         self.trace = NodeTrace(scenario)
         # --8<-- [start:wiring]
-        self.kubelet = Kubelet(self.clock, scenario.node, skip_settled_resyncs=True,
+        self.kubelet = Kubelet(self.clock, scenario.node, skip_settled_resyncs=True, skip_idle_seconds=True,
                                admit_options={"eviction_admit": lambda pod, pods: self.manager.admit(pod, pods)})
         self.server = APIServer(self.kubelet)
         self.kubelet.syncer.mirror_client = self.server
