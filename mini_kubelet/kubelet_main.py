@@ -119,8 +119,8 @@ class Kubelet:
         return (self.pod_manager.generation, self.pod_workers.pod_sync_statuses.changes,
                 self.status_manager.generation, self.runtime.generation)
 
-    def idle_until(self) -> Optional[datetime]:
-        """None if the loop's next turns may do something; else when the work queue next has a pod due (or datetime.max).
+    def idle_until(self, end: datetime) -> Optional[datetime]:
+        """None if the loop's next turns may do something; else when the work queue next has a pod due (end if none).
 
         Idle: no message waits, no pod worker has anything to do or waits for the cache, the runtime is as the
         last relist listed it (a relist only moves its timestamps), housekeeping is settled, and no PodSyncLoopHandler
@@ -133,7 +133,7 @@ class Kubelet:
                 or not handlers.sources_ready.all_ready() or self._housekeeping_inputs() != self.settled_housekeeping):
             return None
         due = self.work_queue.next_due()
-        return datetime.max if due is None else due
+        return end if due is None else due
 
     def run_until(self, end: datetime) -> None:
         """Everything due up to and including end: relists, ticks, messages and the workers they wake."""

@@ -177,7 +177,7 @@ class SyncLoop:
                  relist: Optional[Callable[[], None]] = None, run_pod_workers: Callable[[], object] = lambda: None,
                  runtime_errors: Callable[[], list[str]] = list,
                  relist_period: timedelta = GENERIC_PLEG_RELIST_PERIOD,
-                 idle_until: Optional[Callable[[], Optional[datetime]]] = None):
+                 idle_until: Optional[Callable[[datetime], Optional[datetime]]] = None):
         self.kl, self.handler, self.channels, self.clock = kl, handler, channels, clock
         self.idle_until = idle_until
         self.relist, self.run_pod_workers, self.runtime_errors = relist, run_pod_workers, runtime_errors
@@ -239,14 +239,14 @@ class SyncLoop:
     def _skip_idle(self, end: datetime) -> Optional[datetime]:
         """The last relist instant up to end (or before the first tick with a pod due) if every turn until then is idle.
 
-        idle_until (no upstream counterpart) says None when a turn may do something, else when the work queue next
-        has a pod due (datetime.max: never). Until the first sync tick after that, each relist finds the runtime
+        idle_until(end) (no upstream counterpart) says None when a turn may do something, else when the work queue
+        next has a pod due (end if none is before). Until the first sync tick after that, each relist finds the runtime
         unchanged, each tick finds no pod, each housekeeping is settled: only the times move on. The loop then
         goes straight to the last relist before that tick (or end), whose relist sets the timestamps the skipped
         ones would have left behind, and the tickers' next times are those the skipped turns would have set.
         """
         now = self.clock.now()
-        busy = self.idle_until() if self.idle_until is not None and self.relist is not None else None
+        busy = self.idle_until(end) if self.idle_until is not None and self.relist is not None else None
         if busy is None or self.next_turn > now:
             return None
         limit = end

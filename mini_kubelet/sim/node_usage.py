@@ -45,10 +45,11 @@ class LivePod:
     instances: dict[str, tuple[int, str]] = field(default_factory=dict)  # container -> (start, id) of its newest instance
     runtime: object = None  # the runtime, asked whether an instance still runs
     _parts: Optional[tuple] = None
+    _terms: Optional[tuple] = None
 
     def forget(self) -> None:
         """The scenario changed the Pod's usage: read its series again."""
-        self._parts = None
+        self._parts = self._terms = None
 
     @property
     def pod(self):
@@ -76,6 +77,9 @@ class LivePod:
 
         The slots are those of the node's sums: working set, rootfs, logs and disk volumes, inodes, pids.
         """
+        key = (self.runtime.pod_generation(self.pod.metadata.uid), tuple(self.instances.values()))
+        if self._terms is not None and self._terms[0] == key:  # what runs of it is as it was
+            return self._terms[1]
         if self._parts is None:  # read the spec once: model attributes are slow to reach
             containers = self.plan.containers
             self._parts = ([(c.name, (containers.get(c.name) or {}).get("memory"),
@@ -91,7 +95,8 @@ class LivePod:
                     found.append((memory, start, 0))
             found += [(series, self.started, slot) for slot, series in disk_series]
         found += [(self.plan.volumes[name], self.started, slot) for name, slot in self._parts[1]]
-        return found + [(self.plan.pids, self.started, 4)]
+        self._terms = (key, found + [(self.plan.pids, self.started, 4)])
+        return self._terms[1]
 
     def any_running(self) -> bool:
         """Whether one of its containers still runs (its cgroup, and so its stats, are still there)."""
