@@ -233,11 +233,11 @@ class SyncLoop:
                                   self.next_turn if self.next_turn > self.clock.now() else None) if t is not None)
             if due > end:
                 return
-            self.clock.advance(max(due, self._skip_idle(end) or due) - self.clock.now())
+            self.clock.advance((self._skip_idle(end) or due) - self.clock.now())
 # --8<-- [end:sync_loop]
 
     def _skip_idle(self, end: datetime) -> Optional[datetime]:
-        """The last relist instant up to end (or before the first tick with a pod due) if every turn until then is idle.
+        """The last relist instant up to end, or to the first sync tick with a pod due, if every turn till then is idle.
 
         idle_until(end) (no upstream counterpart) says None when a turn may do something, else when the work queue
         next has a pod due (end if none is before). Until the first sync tick after that, each relist finds the runtime
@@ -250,8 +250,9 @@ class SyncLoop:
         if busy is None or self.next_turn > now:
             return None
         limit = end
-        if busy < end:
-            limit = min(end, self.next_sync + (max(busy - self.next_sync, -SYNC_PERIOD) // SYNC_PERIOD + 1) * SYNC_PERIOD)
+        if busy < end:  # the first tick strictly after busy: GetWork takes the UIDs due before now
+            ticks = max(busy - self.next_sync, -SYNC_PERIOD) // SYNC_PERIOD + 1
+            limit = min(end, self.next_sync + ticks * SYNC_PERIOD)
         if limit < self.next_relist:
             return None
         last = self.next_relist + ((limit - self.next_relist) // self.relist_period) * self.relist_period

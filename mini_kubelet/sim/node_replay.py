@@ -301,8 +301,8 @@ class NodeReplay(ClusterSide):
         minimum reclaim) and for local-storage limits; otherwise the node's figures decide everything.
         """
         pods, terms, local_limits = self._usage_terms(active)
-        cheap = build_summary(self.sc, [NodeAggregate(pods, self.now(), terms)], self.store, self.now(), self.clock.now(),
-                              self.node_usage)[0]
+        cheap = build_summary(self.sc, [NodeAggregate(pods, self.now(), terms)], self.store, self.now(),
+                              self.clock.now(), self.node_usage)[0]
         observations, _ = signals.make_signal_observations(cheap)
         held = self.manager.thresholds_met and signals.thresholds_met(self.manager.thresholds_met, observations, True)
         if held or signals.thresholds_met(self.sc.config.thresholds, observations, False) or local_limits:
@@ -339,8 +339,8 @@ class NodeReplay(ClusterSide):
         """Image GC's periodic pass. Upstream: pkg/kubelet/kubelet.go StartGarbageCollection (every ImageGCPeriod)"""
         self._mark_images_in_use()
         pods, terms, _ = self._usage_terms(self._active_pods())
-        summary = build_summary(self.sc, [NodeAggregate(pods, self.now(), terms)], self.store, self.now(), self.clock.now(),
-                                self.node_usage)[0]  # image GC reads the node's figures
+        summary = build_summary(self.sc, [NodeAggregate(pods, self.now(), terms)], self.store, self.now(),
+                                self.clock.now(), self.node_usage)[0]  # image GC reads the node's figures
         kl = self.sc.kubelet
         result = image_gc(self.store, summary.node.runtime.image_fs, kl["imageGCHighThresholdPercent"],
                           kl["imageGCLowThresholdPercent"], self.clock.now())

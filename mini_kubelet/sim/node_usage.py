@@ -81,12 +81,12 @@ class LivePod:
         if self._terms is not None and self._terms[0] == key:  # what runs of it is as it was
             return self._terms[1]
         if self._parts is None:  # read the spec once: model attributes are slow to reach
-            containers = self.plan.containers
+            containers, volumes = self.plan.containers, self.pod.spec.volumes or ()
             self._parts = ([(c.name, (containers.get(c.name) or {}).get("memory"),
                              [(1 + i, (containers.get(c.name) or {})[key]) for i, key in enumerate(DISK_KEYS)
                               if key in (containers.get(c.name) or {})]) for c in self.pod.spec.containers],
-                           [(v.name, 0 if _memory_volume(v) else 2) for v in self.pod.spec.volumes or ()
-                            if v.name in self.plan.volumes and (_memory_volume(v) or v.host_path is None and _disk_volume(v))])
+                           [(v.name, 0 if _memory_volume(v) else 2) for v in volumes if v.name in self.plan.volumes
+                            and (_memory_volume(v) or v.host_path is None and _disk_volume(v))])
         found = []
         for name, memory, disk_series in self._parts[0]:
             if memory is not None:
