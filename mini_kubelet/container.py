@@ -8,6 +8,7 @@ Times are virtual (datetime from mini_kubelet.clock); IDs are strings the simula
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -164,12 +165,16 @@ def hash_container(container: V1Container) -> int:
     property the kubelet relies on, "spec changed means hash changed", is the same.
     Upstream: pkg/kubelet/container/helpers.go HashContainer
     """
-    spec = json.dumps(_SERIALIZER.sanitize_for_serialization(container), sort_keys=True, separators=(",", ":"))
+    return _fnv32a(json.dumps(_SERIALIZER.sanitize_for_serialization(container), sort_keys=True, separators=(",", ":")))
+# --8<-- [end:hash_container]
+
+
+@functools.lru_cache(maxsize=1024)  # a pod's containers are hashed at every sync: the same few specs
+def _fnv32a(spec: str) -> int:
     h = 0x811C9DC5
     for byte in spec.encode():
         h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
     return h
-# --8<-- [end:hash_container]
 
 
 # --8<-- [start:sync_result]

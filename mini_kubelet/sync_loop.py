@@ -176,8 +176,10 @@ class SyncLoop:
     def __init__(self, kl: LoopKubelet, handler: SyncHandler, channels: Channels, clock: Clock, *,
                  relist: Optional[Callable[[], None]] = None, run_pod_workers: Callable[[], object] = lambda: None,
                  runtime_errors: Callable[[], list[str]] = list,
-                 relist_period: timedelta = GENERIC_PLEG_RELIST_PERIOD):
+                 relist_period: timedelta = GENERIC_PLEG_RELIST_PERIOD,
+                 idle_until: Optional[Callable[[datetime], Optional[datetime]]] = None):
         self.kl, self.handler, self.channels, self.clock = kl, handler, channels, clock
+        self.idle_until = idle_until
         self.relist, self.run_pod_workers, self.runtime_errors = relist, run_pod_workers, runtime_errors
         self.relist_period, self.back_off = relist_period, SyncLoopBackOff()
         start = clock.now()
@@ -231,5 +233,37 @@ class SyncLoop:
                                   self.next_turn if self.next_turn > self.clock.now() else None) if t is not None)
             if due > end:
                 return
-            self.clock.advance(due - self.clock.now())
+            self.clock.advance((self._skip_idle(end) or due) - self.clock.now())
 # --8<-- [end:sync_loop]
+
+    def _skip_idle(self, end: datetime) -> Optional[datetime]:
+        """The last relist instant up to end, or to the first sync tick with a pod due, if every turn till then is idle.
+
+        idle_until(end) (no upstream counterpart) says None when a turn may do something, else when the work queue
+        next has a pod due (end if none is before). Until the first sync tick after that, each relist finds the runtime
+        unchanged, each tick finds no pod, each housekeeping is settled: only the times move on. The loop then
+        goes straight to the last relist before that tick (or end), whose relist sets the timestamps the skipped
+        ones would have left behind, and the tickers' next times are those the skipped turns would have set.
+        """
+        now = self.clock.now()
+        busy = self.idle_until(end) if self.idle_until is not None and self.relist is not None else None
+        if busy is None or self.next_turn > now:
+            return None
+        limit = end
+        if busy < end:  # the first tick strictly after busy: GetWork takes the UIDs due before now
+            ticks = max(busy - self.next_sync, -SYNC_PERIOD) // SYNC_PERIOD + 1
+            limit = min(end, self.next_sync + ticks * SYNC_PERIOD)
+        if limit < self.next_relist:
+            return None
+        last = self.next_relist + ((limit - self.next_relist) // self.relist_period) * self.relist_period
+        if last <= now:
+            return None
+        self.next_relist = last
+        self.next_sync = _first_at_or_after(self.next_sync, SYNC_PERIOD, last)
+        self.next_housekeeping = _first_at_or_after(self.next_housekeeping, HOUSEKEEPING_PERIOD, last)
+        return last
+
+
+def _first_at_or_after(start: datetime, period: timedelta, instant: datetime) -> datetime:
+    """The first of start, start + period, ... that is not before instant."""
+    return start if start >= instant else start + -((start - instant) // period) * period

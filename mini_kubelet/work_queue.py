@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import heapq
 from datetime import datetime, timedelta
+from typing import Optional
 
 from .clock import Clock
 
@@ -32,6 +33,13 @@ class BasicWorkQueue:
             self._order[uid] = self._entered
         self.queue[uid] = at = self.clock.now() + delay
         heapq.heappush(self._times, (at, uid))
+
+    def next_due(self) -> Optional[datetime]:
+        """The earliest time a UID is due (None: the queue is empty); replaced times are dropped on the way."""
+        times = self._times
+        while times and self.queue.get(times[0][1]) != times[0][0]:
+            heapq.heappop(times)
+        return times[0][0] if times else None
 
     def get_work(self) -> list[str]:
         """Remove and return the UIDs whose time is before now (a delay of 0 waits for the next tick).

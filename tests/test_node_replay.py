@@ -326,6 +326,26 @@ def test_a_pass_without_pressure_reads_the_same_node_figures_from_the_aggregate(
     assert len(compared) == 31 and all(compared)
 
 
+@pytest.mark.parametrize("path", [p for p in NODE_EXAMPLES if p.stem.startswith("node-")], ids=lambda p: p.stem)
+def test_skipping_idle_seconds_tells_the_same_story(path):
+    """Kubelet(skip_idle_seconds=True) goes past the instants at which every relist, tick and housekeeping would do
+    nothing. Stepped through every instant instead, the trace, the kubelet's log and its events are the same."""
+    from mini_kubelet.cmd import run_node_report
+    outcomes, steps = [], []
+    for skip in (False, True):
+        replay = NodeReplay(_load(path.name))
+        if not skip:
+            replay.kubelet.loop.idle_until = None
+        loop_step, turns = replay.kubelet.loop.step, []
+        replay.kubelet.loop.step = lambda: (turns.append(1), loop_step())
+        trace = replay.run()
+        outcomes.append((run_node_report.render_json(trace), replay.kubelet.handlers.log,
+                         [(e.time, e.type, e.reason, e.involved, e.message) for e in replay.kubelet.recorder.events]))
+        steps.append(len(turns))
+    assert outcomes[0] == outcomes[1]
+    assert steps[1] < steps[0] / 2  # the shortcut was taken
+
+
 def test_a_deleted_replicaset_pod_leaves_the_api_and_is_replaced():
     """kubectl delete: the kubelet stops the Pod, the status manager's syncPod deletes it once it is finished
     (status_manager.go canBeDeleted); its ReplicaSet counts it out at once (replica_set.go filterActivePods)."""

@@ -29,10 +29,23 @@ class APIServer:
         self.mirror_count = 0
         self.notes: list[str] = []
         self.version = 0  # counts the changes the API server makes to its pods (a deletion, a mirror pod)
+        self._sent: dict[str, tuple] = {}  # uid -> (the stored pod, its status, its deletion, the copy last sent)
 
     def send(self) -> None:
-        """The API source's next list: a copy of every stored pod (the kubelet never shares the API's objects)."""
-        self.kubelet.send(types.API_SERVER_SOURCE, [copy.deepcopy(p) for p in self.pods.values()])
+        """The API source's next list: a copy of every stored pod (the kubelet never shares the API's objects).
+
+        A pod is copied again only if it changed since the last list (a status is written as a new object; a
+        deletion sets its timestamp): otherwise the copy sent then still holds the same values, since the
+        kubelet's config keeps what it was sent and hands the kubelet copies of its own.
+        """
+        sent = {}
+        for uid, pod in self.pods.items():
+            meta, last = pod.metadata, self._sent.get(uid)
+            mark = (pod, pod.status, meta.deletion_timestamp, meta.deletion_grace_period_seconds)
+            fresh = last is None or last[0] is not pod or last[1] is not pod.status or last[2:4] != mark[2:]
+            sent[uid] = mark + (copy.deepcopy(pod) if fresh else last[4],)
+        self._sent = sent
+        self.kubelet.send(types.API_SERVER_SOURCE, [entry[4] for entry in sent.values()])
 
     def by_name(self, name: str) -> Optional[V1Pod]:
         return next((p for p in self.pods.values() if p.metadata.name == name), None)

@@ -67,6 +67,7 @@ class ClusterSide:
                 target[key] = Series([(0, value)])
         for name, value in payload["volumes"].items():
             plan.plan.volumes[name] = Series([(0, value)])
+        self.usage_changes += 1
         live = self.live.get(plan.plan.pod.metadata.uid)
         if live is not None:
             live.forget()

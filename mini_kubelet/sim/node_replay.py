@@ -30,7 +30,7 @@ from .node_events import NodeRecorder
 from .node_scenario import NodeScenario, NodePod
 from .node_trace import NodeTrace
 from .node_usage import (CONTAINER_GC_PERIOD, IMAGE_GC_PERIOD, LivePod, NodeAggregate, container_gc, first_reach,
-                         image_gc, memory_limit)
+                         image_gc, memory_limit, usage_terms)
 from .summary import build_summary
 
 # --8<-- [start:constants]
@@ -46,7 +46,7 @@ class NodeReplay(ClusterSide):
         self.sc, self.clock = scenario, Clock()
         self.trace = NodeTrace(scenario)
         # --8<-- [start:wiring]
-        self.kubelet = Kubelet(self.clock, scenario.node, skip_settled_resyncs=True,
+        self.kubelet = Kubelet(self.clock, scenario.node, skip_settled_resyncs=True, skip_idle_seconds=True,
                                admit_options={"eviction_admit": lambda pod, pods: self.manager.admit(pod, pods)})
         self.server = APIServer(self.kubelet)
         self.kubelet.syncer.mirror_client = self.server
@@ -68,6 +68,8 @@ class NodeReplay(ClusterSide):
         self.versions: dict[str, int] = {}
         self.mirrors_seen, self.statuses_seen, self._images_seen = 0, -1, -1
         self._active: Optional[tuple] = None
+        self._usage: Optional[tuple] = None
+        self.usage_changes = 0  # counts the scenario's changes to a Pod's usage series
         self.deleting: set[str] = set()  # API Pods with a deletionTimestamp, removed once the kubelet is done
         self.arrivals = sorted([(p.at, i, p) for i, p in enumerate(scenario.pods)] +
                                [(e.at, len(scenario.pods) + i, e.payload) for i, e in enumerate(scenario.events)
@@ -298,16 +300,30 @@ class NodeReplay(ClusterSide):
         synchronize reads the Pods' stats only to rank them (once a threshold is met, or still held for its
         minimum reclaim) and for local-storage limits; otherwise the node's figures decide everything.
         """
-        pods = self._measured(active)
-        cheap = build_summary(self.sc, [NodeAggregate(pods, self.now())], self.store, self.now(), self.clock.now(),
-                              self.node_usage)[0]
+        pods, terms, local_limits = self._usage_terms(active)
+        cheap = build_summary(self.sc, [NodeAggregate(pods, self.now(), terms)], self.store, self.now(),
+                              self.clock.now(), self.node_usage)[0]
         observations, _ = signals.make_signal_observations(cheap)
         held = self.manager.thresholds_met and signals.thresholds_met(self.manager.thresholds_met, observations, True)
-        if held or signals.thresholds_met(self.sc.config.thresholds, observations, False) or any(
-                lp.node_pod.local_limits for lp in pods):
+        if held or signals.thresholds_met(self.sc.config.thresholds, observations, False) or local_limits:
             return build_summary(self.sc, pods, self.store, self.now(), self.clock.now(), self.node_usage)[0]
         return cheap
     # --8<-- [end:pass_summary]
+
+    def _usage_terms(self, active: list) -> tuple[list[LivePod], list[tuple], bool]:
+        """The measured Pods, their usage terms, and whether one has a local-storage limit.
+
+        These change only with what runs (the runtime's generation), the active Pods, or a usage change in
+        the scenario; a Pod not started yet is measured from now, so then they are read again each time.
+        """
+        key = (self.kubelet.runtime.generation, self.usage_changes, len(self.live))
+        if self._usage is not None and self._usage[0] is active and self._usage[1] == key:
+            return self._usage[2]
+        pods = self._measured(active)
+        found = (pods, usage_terms(pods), any(lp.node_pod.local_limits for lp in pods))
+        settled = not self.started and all(self.live.get(lp.pod.metadata.uid) is lp for lp in pods)
+        self._usage = (active, key, found) if settled else None
+        return found
 
     def _mark_images_in_use(self) -> None:
         """Images a container of the runtime uses (running or not) are in use. Upstream: image_gc_manager.go detectImages"""
@@ -322,8 +338,9 @@ class NodeReplay(ClusterSide):
     def _image_gc(self, t: int) -> None:
         """Image GC's periodic pass. Upstream: pkg/kubelet/kubelet.go StartGarbageCollection (every ImageGCPeriod)"""
         self._mark_images_in_use()
-        summary = build_summary(self.sc, [NodeAggregate(self._measured(self._active_pods()), self.now())], self.store,
-                                self.now(), self.clock.now(), self.node_usage)[0]  # image GC reads the node's figures
+        pods, terms, _ = self._usage_terms(self._active_pods())
+        summary = build_summary(self.sc, [NodeAggregate(pods, self.now(), terms)], self.store, self.now(),
+                                self.clock.now(), self.node_usage)[0]  # image GC reads the node's figures
         kl = self.sc.kubelet
         result = image_gc(self.store, summary.node.runtime.image_fs, kl["imageGCHighThresholdPercent"],
                           kl["imageGCLowThresholdPercent"], self.clock.now())

@@ -45,13 +45,11 @@ class LivePod:
     instances: dict[str, tuple[int, str]] = field(default_factory=dict)  # container -> (start, id) of its newest instance
     runtime: object = None  # the runtime, asked whether an instance still runs
     _parts: Optional[tuple] = None
-    _constant: bool = False
-    _cached: Optional[tuple] = None
-    _uid: str = ""
+    _terms: Optional[tuple] = None
 
     def forget(self) -> None:
         """The scenario changed the Pod's usage: read its series again."""
-        self._parts = self._cached = None
+        self._parts = self._terms = None
 
     @property
     def pod(self):
@@ -74,52 +72,31 @@ class LivePod:
         c = self.runtime.containers.get(cid)
         return c is not None and c.state == "running"
 
-    def totals(self, t: int, memo: Optional[dict] = None) -> tuple[int, int, int, int, int]:
-        """(working set, rootfs, logs and disk volumes, inodes, pids) at t: the Pod's share of the node's usage.
+    def terms(self) -> list[tuple[Series, int, int]]:
+        """Its usage as (series, start, slot): the series read at t - start adds to the Pod's share at that slot.
 
-        A Pod whose every series is constant has the same totals until the runtime changes one of its containers.
+        The slots are those of the node's sums: working set, rootfs, logs and disk volumes, inodes, pids.
         """
-        if self._parts is not None and self._constant:
-            generation = self.runtime.pod_generation(self._uid)
-            if self._cached is not None and self._cached[0] == generation:
-                return self._cached[1]
-            result = self._totals(t, {} if memo is None else memo)
-            self._cached = (generation, result)
-            return result
-        return self._totals(t, {} if memo is None else memo)
-
-    def _totals(self, t: int, memo: dict) -> tuple[int, int, int, int, int]:
+        key = (self.runtime.pod_generation(self.pod.metadata.uid), tuple(self.instances.values()))
+        if self._terms is not None and self._terms[0] == key:  # what runs of it is as it was
+            return self._terms[1]
         if self._parts is None:  # read the spec once: model attributes are slow to reach
-            spec, self._uid = self.pod.spec, self.pod.metadata.uid
-            self._parts = ([(c.name, (self.plan.containers.get(c.name) or {}).get("memory"),
-                             [(i, (self.plan.containers.get(c.name) or {})[key]) for i, key in enumerate(DISK_KEYS)
-                              if key in (self.plan.containers.get(c.name) or {})]) for c in spec.containers],
-                           [(v.name, _memory_volume(v), v.host_path is None and _disk_volume(v))
-                            for v in spec.volumes or () if v.name in self.plan.volumes])
-            every = [x for c in self.plan.containers.values() for x in c.values()] + list(self.plan.volumes.values())
-            self._constant = all(constant(x) for x in every + [self.plan.pids])
-        ws, disk = 0, [0, 0, 0]  # rootfs, logs (with disk volumes), inodes
-        since = t - self.started
+            containers, volumes = self.plan.containers, self.pod.spec.volumes or ()
+            self._parts = ([(c.name, (containers.get(c.name) or {}).get("memory"),
+                             [(1 + i, (containers.get(c.name) or {})[key]) for i, key in enumerate(DISK_KEYS)
+                              if key in (containers.get(c.name) or {})]) for c in self.pod.spec.containers],
+                           [(v.name, 0 if _memory_volume(v) else 2) for v in volumes if v.name in self.plan.volumes
+                            and (_memory_volume(v) or v.host_path is None and _disk_volume(v))])
+        found = []
         for name, memory, disk_series in self._parts[0]:
             if memory is not None:
                 start, cid = self.instances.get(name, (None, ""))
                 if start is not None and self._running(cid):
-                    key = (id(memory), t - start)  # Pods made by one `count:` share their series
-                    value = memo.get(key)
-                    if value is None:
-                        value = memo[key] = memory.at(t - start)
-                    ws += value
-            for i, series in disk_series:
-                key = (id(series), since)
-                value = memo.get(key)
-                if value is None:
-                    value = memo[key] = series.at(since)
-                disk[i] += value
-        for name, in_memory, on_disk in self._parts[1]:
-            used = self.plan.volumes[name].at(since)
-            ws += used if in_memory else 0
-            disk[1] += used if on_disk else 0
-        return ws, disk[0], disk[1], disk[2], self.plan.pids.at(since)
+                    found.append((memory, start, 0))
+            found += [(series, self.started, slot) for slot, series in disk_series]
+        found += [(self.plan.volumes[name], self.started, slot) for name, slot in self._parts[1]]
+        self._terms = (key, found + [(self.plan.pids, self.started, 4)])
+        return self._terms[1]
 
     def any_running(self) -> bool:
         """Whether one of its containers still runs (its cgroup, and so its stats, are still there)."""
@@ -141,18 +118,14 @@ class NodeAggregate:
 
     build_summary adds the Pods' usage into the node's figures; given this one aggregate, it computes the
     same node, "pods" container and filesystem numbers as from every Pod, but no Pod's own stats. The
-    eviction manager needs those only to rank and for local-storage limits.
+    eviction manager needs those only to rank and for local-storage limits. Pods made by one `count:` share
+    their series and mostly their start: each (series, start) is read once and counted as often as it occurs.
     """
 
-    def __init__(self, pods: list[LivePod], t: int):
-        sums, memo = [0, 0, 0, 0, 0], {}
-        for lp in pods:
-            ws, rootfs, logs, inodes, pids = lp.totals(t, memo)
-            sums[0] += ws
-            sums[1] += rootfs
-            sums[2] += logs
-            sums[3] += inodes
-            sums[4] += pids
+    def __init__(self, pods: list[LivePod], t: int, terms: Optional[list[tuple]] = None):
+        sums = [0, 0, 0, 0, 0]
+        for series, start, slot, count in usage_terms(pods) if terms is None else terms:
+            sums[slot] += count * series.at(t - start)
         self.values = dict(zip(("memory", "rootfs", "logs", "inodes"), sums))
         self.started, self.pod, self.plan = t, _ALL, SimpleNamespace(pids=Series([(0, sums[4])]))
 
@@ -164,9 +137,14 @@ class NodeAggregate:
 # --8<-- [end:node_aggregate]
 
 
-def constant(series: Optional[Series]) -> bool:
-    """Whether the series never changes after its start (a single step at 0)."""
-    return series is None or (len(series.points) == 1 and series.points[0][0] <= 0)
+def usage_terms(pods: list[LivePod]) -> list[tuple[Series, int, int, int]]:
+    """The Pods' terms, alike ones folded into one: (series, start, slot, how many Pods have it)."""
+    folded: dict[tuple[int, int, int], list] = {}
+    for lp in pods:
+        for series, start, slot in lp.terms():
+            term = folded.setdefault((id(series), start, slot), [series, start, slot, 0])
+            term[3] += 1
+    return [tuple(term) for term in folded.values()]
 
 
 # --8<-- [start:first_reach]
