@@ -7,18 +7,22 @@ out on stdout one line a lab, as each lab finishes:
     in:  {"sources": ["labs/src/00-name.py", ...], "cache_dir": ".cache/lab-pages", "digest": "..."}
     out: {"source": "...", "page": ".cache/lab-pages/00-name.KEY.ipynb"} or {"source": "...", "error": "..."}
 
-Each lab is run (and cached) by notebooks.executed_solutions. A lab that raises is reported, never cached.
+Each lab is run (and cached) by notebooks.executed_solutions, its kernel forked by forked_kernels.py where the
+system can fork. A lab that raises is reported, never cached.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import socket
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from forked_kernels import forked_kernels
 from mini_kubelet.labs import notebooks
 
 WRITING = threading.Lock()  # one result line at a time
@@ -40,4 +44,5 @@ def run(job: dict) -> None:
 if __name__ == "__main__":
     if hasattr(os, "nice"):
         os.nice(10)  # the labs (and their kernels) give way to the build, which renders each lab page as it is run
-    run(json.load(sys.stdin))
+    with forked_kernels() if hasattr(os, "fork") and hasattr(socket, "AF_UNIX") else contextlib.nullcontext():
+        run(json.load(sys.stdin))
