@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from pathlib import Path
 
 # What every lab imports, and nothing that starts a thread on import (numpy) or fixes a setting the
@@ -37,36 +38,41 @@ def serve(path: str) -> None:
 
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # each kernel is reaped as it ends
     with socket.socket(socket.AF_UNIX) as server:
-        server.bind(path)
-        server.listen()  # a kernel asked for while the imports run waits for them
-        launcher = importlib.util.find_spec("ipykernel_launcher").origin  # the kernel's sys.argv[0], as with -m
-        for name in PRELOAD:
-            importlib.import_module(name)
-        while server in select.select([server, sys.stdin], [], [])[0]:
-            connection, _ = server.accept()
-            request = json.loads(connection.makefile().readline())
-            if os.fork() == 0:
-                server.close()
-                _kernel(connection, [launcher] + request["argv"], request)
-            connection.close()
+        try:
+            server.bind(path)
+            server.listen()  # a kernel asked for while the imports run waits for them
+            launcher = importlib.util.find_spec("ipykernel_launcher").origin  # the kernel's sys.argv[0], as with -m
+            for name in PRELOAD:
+                importlib.import_module(name)
+            while server in select.select([server, sys.stdin], [], [])[0]:
+                connection, _ = server.accept()
+                request = json.loads(connection.makefile().readline())
+                if os.fork() == 0:
+                    server.close()
+                    _kernel(connection, [launcher] + request["argv"], request)
+                connection.close()
+        finally:  # also when the build that started it was stopped
+            shutil.rmtree(Path(path).parent, ignore_errors=True)
 
 
 def _kernel(connection: socket.socket, argv: list[str], request: dict) -> None:
     """In the forked process: become the kernel the request asked for, and end with it."""
-    os.chdir(request["cwd"])
-    os.environ.clear()
-    os.environ.update(request["env"])
-    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    sys.argv = argv
-    connection.sendall(f"{os.getpid()}\n".encode())  # the connection stays open until this process ends
     code = 1
     try:
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        sys.argv = argv
+        connection.sendall(f"{os.getpid()}\n".encode())  # the connection stays open until this process ends
         from ipykernel import kernelapp
 
         kernelapp.launch_new_instance()
         code = 0
     except SystemExit as done:
         code = done.code if isinstance(done.code, int) else 0 if done.code is None else 1
+    except Exception:
+        traceback.print_exc()  # into the labs' error output, which a failed build shows
     finally:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -118,7 +124,6 @@ def forked_kernels():
         os.environ.pop("JUPYTER_PATH") if before is None else os.environ.update(JUPYTER_PATH=before)
         server.stdin.close()
         server.wait()
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":
