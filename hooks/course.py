@@ -25,7 +25,8 @@ import shlex
 import shutil
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
+import tempfile
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
@@ -121,11 +122,35 @@ def run_batch(kind: str, keys: list[str], lines: list[str], root: Path, saved: P
     return [results[key] if key in results else done[key] for key in keys]
 
 
-def run_labs(sources: list[Path], cache_dir: Path, digest: str, root: Path, render: dict | None) -> list[dict]:
-    """Run the labs (and render their pages for mkdocs-jupyter) in one new interpreter: hooks/lab_pages.py."""
-    job = {"sources": [str(s) for s in sources], "cache_dir": str(cache_dir), "digest": digest, "render": render}
-    worker = Path(__file__).with_name("lab_pages.py")
-    return json.loads(_run_json("the labs", [sys.executable, str(worker)], job, root, dict(os.environ), timeout=None))
+def run_labs(sources: list[Path], cache_dir: Path, digest: str, root: Path) -> dict[str, Future]:
+    """Run the labs in one new interpreter (hooks/lab_pages.py); each lab's result, by its file name, as it finishes."""
+    job = {"sources": [str(s) for s in sources], "cache_dir": str(cache_dir), "digest": digest}
+    results = {source.name: Future() for source in sources}
+    worker = [sys.executable, str(Path(__file__).with_name("lab_pages.py"))]
+
+    def run() -> None:
+        # Errors go to a file, not a pipe: the kernels write there too, and it is read only at the end.
+        with tempfile.TemporaryFile("w+") as errors:
+            process = subprocess.Popen(worker, cwd=root, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors,
+                                       text=True)
+            _BUILD["processes"].append(process)
+            try:
+                process.stdin.write(json.dumps(job))
+                process.stdin.close()
+                for line in process.stdout:
+                    result = json.loads(line)
+                    results[Path(result["source"]).name].set_result(result)
+            finally:
+                process.wait()
+                _BUILD["processes"].remove(process)
+                errors.seek(0)
+                failed = PluginError(f"the labs could not run:\n{errors.read()[-3000:]}")
+                for result in results.values():
+                    if not result.done():
+                        result.set_exception(failed)
+
+    _WAITING.submit(run)
+    return dict(results)  # the build's copy, from which await_labs takes each lab it waits for
 
 
 def console_block(command: str, result: dict, expected_exit: int) -> str:
@@ -187,16 +212,6 @@ def _course_root(config) -> Path:
     return Path(config.config_file_path).resolve().parent
 
 
-def render_options(config) -> dict | None:
-    """mkdocs-jupyter's settings, for hooks/lab_pages.py to render the lab pages as it would; None when it would not reuse them."""
-    plugin = config["plugins"].get("mkdocs-jupyter")
-    settings = dict(plugin.config) if plugin is not None else {}
-    if not settings.get("cache") or settings.get("execute"):
-        return None
-    settings["cache_dir"] = str(Path(settings["cache_dir"]).resolve())  # as mkdocs-jupyter reads it, from here
-    return settings
-
-
 def on_config(config):
     # The learner edition's lab pages are other notebooks: rendered into a cache of their own, so that a build of
     # one edition (which drops what it did not use from mkdocs-jupyter's cache) never drops the other's.
@@ -211,7 +226,7 @@ def _prepare(files, config):
     """Start what the pages show, all at once: the page commands in one interpreter, the labs in another.
 
     Both run while the build reads the pages: a page waits for the command output only when it shows
-    some (command_outputs), and the lab pages wait for the labs (await_labs). Each result is reused
+    some (command_outputs), and a lab page for its own lab (await_labs). Each result is reused
     until the mini_kubelet package, the examples or the libraries change (notebooks.inputs_digest),
     or until the page or lab asking for it changes.
     """
@@ -255,7 +270,7 @@ def _prepare(files, config):
             pending["commands"].append((running, batch))
     to_run = [s for s in sources if not pages[s].exists()]
     if to_run:
-        pending["labs"] = _WAITING.submit(run_labs, to_run, cache / "lab-pages", digest, root, render_options(config))
+        pending["labs"] = run_labs(to_run, cache / "lab-pages", digest, root)
     for target in figures.values():
         files.append(File.generated(config, f"{PLOTS}/{target.name}", abs_src_path=str(target)))
     for source, page in pages.items():
@@ -281,10 +296,11 @@ def command_outputs(key: str | None = None) -> dict:
     return outputs
 
 
-def await_labs() -> None:
-    """Wait for the labs started by _prepare (if any); PluginError naming the lab and the cell if one raised."""
-    running = _BUILD["pending"].pop("labs", None)
-    for result in running.result() if running is not None else []:
+def await_labs(name: str | None = None) -> None:
+    """Wait for the lab `name` (NN-name.py) if _prepare started it (None: every lab); PluginError if one raised."""
+    running = _BUILD["pending"].get("labs", {})
+    for lab in [name] if name is not None else list(running):
+        result = running.pop(lab).result() if lab in running else {}
         if "error" in result:
             raise PluginError(f"lab failed: {result['error']}")
 
@@ -292,7 +308,7 @@ def await_labs() -> None:
 @event_priority(100)  # before mkdocs-jupyter reads the lab page
 def on_pre_page(page, config, files):
     if _lab_name(page) is not None:
-        await_labs()
+        await_labs(_lab_name(page))
     return page
 
 

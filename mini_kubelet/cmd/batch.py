@@ -10,10 +10,13 @@ interpreter for all of them instead of one each. Input on stdin, output on stdou
 from __future__ import annotations
 
 import contextlib
+import copy
+import functools
 import io
 import json
 import sys
 
+from mini_kubelet import api
 from mini_kubelet.cmd.main import main
 
 
@@ -30,5 +33,12 @@ def run_one(argv: list[str]) -> dict:
     return {"exit": code or 0, "stdout": stdout.getvalue(), "stderr": stderr.getvalue()}
 
 
+def parse_each_text_once() -> None:
+    """Many of a batch's commands read the same files: parse each text once, and give every command its own copy."""
+    parsed = functools.lru_cache(maxsize=None)(api.parse_yaml_documents)
+    api.parse_yaml_documents = lambda text, source: copy.deepcopy(parsed(text, source))
+
+
 if __name__ == "__main__":
+    parse_each_text_once()
     json.dump([run_one(argv) for argv in json.load(sys.stdin)], sys.stdout)
