@@ -7,8 +7,9 @@ out on stdout one line a lab, as each lab finishes:
     in:  {"sources": ["labs/src/00-name.py", ...], "cache_dir": ".cache/lab-pages", "digest": "..."}
     out: {"source": "...", "page": ".cache/lab-pages/00-name.KEY.ipynb"} or {"source": "...", "error": "..."}
 
-Each lab is run (and cached) by notebooks.executed_solutions, its kernel forked by forked_kernels.py where the
-system can fork. A lab that raises is reported, never cached.
+Each lab is run (and cached) by notebooks.executed_solutions, its kernel forked by forked_kernels.py on Linux
+(macOS can fork, but a fork of a process that has loaded its system frameworks is unsafe there, which is why
+Python's multiprocessing spawns on macOS). A lab that raises is reported, never cached.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import socket
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -44,5 +44,5 @@ def run(job: dict) -> None:
 if __name__ == "__main__":
     if hasattr(os, "nice"):
         os.nice(10)  # the labs (and their kernels) give way to the build, which renders each lab page as it is run
-    with forked_kernels() if hasattr(os, "fork") and hasattr(socket, "AF_UNIX") else contextlib.nullcontext():
+    with forked_kernels() if sys.platform.startswith("linux") else contextlib.nullcontext():
         run(json.load(sys.stdin))
