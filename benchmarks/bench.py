@@ -238,6 +238,9 @@ def node_replay_rows() -> list[tuple[str, str]]:
                  f"{best_of(lambda: manager.synchronize(day._pass_summary(active), active), number=20):.2f} ms"))
     budget = float(os.environ.get("BENCH_NODE_BUDGET", "120"))
     cost = {(110, 86400): seconds}  # seconds per cell, by (pods, virtual seconds)
+    # Evicted and rejected Pods stay Failed on the node (nothing here deletes them, as the pod GC controller
+    # would, past 12,500), so the Pods the Kubelet holds grow with the day: the cost follows them.
+    held = {(110, 86400): len(day.kubelet.pod_manager.get_pods())}
     for pods in (110, 250, 500):
         for label, span in (("1 h", 3600), ("24 h", 86400), ("7 days", 7 * 86400)):
             if (pods, span) not in cost:
@@ -247,10 +250,11 @@ def node_replay_rows() -> list[tuple[str, str]]:
                     rows.append((f"{pods} Pods, {label}", f"~{estimate:.0f} s estimated from {known[0]} Pods x "
                                  f"{known[1] // 3600} h (not run: over BENCH_NODE_BUDGET={budget:.0f} s)"))
                     continue
-                cost[(pods, span)] = replay(pods, {3600: "1h", 86400: "24h"}.get(span, "168h"))[0]
+                cost[(pods, span)], node = replay(pods, {3600: "1h", 86400: "24h"}.get(span, "168h"))
+                held[(pods, span)] = len(node.kubelet.pod_manager.get_pods())
             per = cost[(pods, span)] / (pods * span / 10) * 1e6
             rows.append((f"{pods} Pods, {label}", f"{cost[(pods, span)]:.1f} s ({span / cost[(pods, span)]:,.0f} x real time; "
-                         f"{per:.1f} us per Pod and pass)"))
+                         f"{per:.1f} us per Pod and pass; {held[(pods, span)]} Pods held at the end)"))
     return rows
 
 
