@@ -6,13 +6,12 @@ pods) and pkg/kubelet/status/status_manager.go (the status it writes, the deleti
 
 from __future__ import annotations
 
-import copy
 from datetime import timedelta
 from typing import Optional
 
 from kubernetes.client import V1Pod
 
-from .. import types
+from .. import api, types
 from ..kubelet_main import Kubelet
 
 
@@ -43,7 +42,7 @@ class APIServer:
             meta, last = pod.metadata, self._sent.get(uid)
             mark = (pod, pod.status, meta.deletion_timestamp, meta.deletion_grace_period_seconds)
             fresh = last is None or last[0] is not pod or last[1] is not pod.status or last[2:4] != mark[2:]
-            sent[uid] = mark + (copy.deepcopy(pod) if fresh else last[4],)
+            sent[uid] = mark + (api.deep_copy(pod) if fresh else last[4],)
         self._sent = sent
         self.kubelet.send(types.API_SERVER_SOURCE, [entry[4] for entry in sent.values()])
 
@@ -63,7 +62,7 @@ class APIServer:
         """A static pod's API copy, marked with config.mirror. Upstream: pkg/kubelet/pod/mirror_client.go CreateMirrorPod"""
         self.mirror_count += 1
         self.version += 1
-        mirror = copy.deepcopy(pod)
+        mirror = api.deep_copy(pod)
         annotations = dict(mirror.metadata.annotations or {})
         annotations[types.CONFIG_MIRROR_ANNOTATION_KEY] = annotations.get(types.CONFIG_HASH_ANNOTATION_KEY, "")
         mirror.metadata.annotations = annotations
