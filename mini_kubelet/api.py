@@ -10,6 +10,7 @@ import json
 import math
 import re
 import sys
+from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Union
@@ -387,3 +388,30 @@ def models_equal(a, b) -> bool:
 
 def _plain(value):
     return value.to_dict() if hasattr(value, "to_dict") else value
+
+
+_IMMUTABLE = frozenset({str, int, bool, float, Decimal, datetime, type(None)})
+_set = object.__setattr__
+
+
+def deep_copy(value):
+    """A deep copy of a client model (or of lists and dicts of them), as copy.deepcopy makes it, a few times faster.
+
+    Upstream: the generated DeepCopy methods of k8s.io/api/core/v1. It copies a model's fields as pydantic's
+    own __deepcopy__ does, without the memo: a value shared by two fields is copied twice (no model here shares one).
+    """
+    kind = type(value)
+    if kind in _IMMUTABLE:
+        return value
+    if kind is list:
+        return [deep_copy(v) for v in value]
+    if kind is dict:
+        return {k: deep_copy(v) for k, v in value.items()}
+    if isinstance(value, pydantic.BaseModel) and getattr(value, "__pydantic_private__", None) is None:
+        copied = kind.__new__(kind)
+        _set(copied, "__dict__", {k: deep_copy(v) for k, v in value.__dict__.items()})
+        _set(copied, "__pydantic_extra__", deep_copy(value.__pydantic_extra__))
+        _set(copied, "__pydantic_fields_set__", set(value.__pydantic_fields_set__))
+        _set(copied, "__pydantic_private__", None)
+        return copied
+    return copy.deepcopy(value)

@@ -44,7 +44,10 @@ class Kubelet:
     nothing bound to the clock (no crash-loop back-off pending, which would have been a start, no active
     deadline, no termination), gets the same answer from SyncPod: nothing. With the option on, its resync
     is settled by re-queueing it (the sync time, the next resync) without SyncPod, so a node of quiet pods
-    costs nothing a minute. Statuses, events, restarts and kills are the same, byte for byte, on or off.
+    costs nothing a minute. Likewise a crash-looping pod's sync that only refused starts in back-off, and left
+    the reason cache as it found it, is repeated (its BackOff events and error) while its inputs, reason cache
+    entries and back-off delays stay the same and each back-off still runs: SyncPod would do just that again.
+    Statuses, events, restarts and kills are the same, byte for byte, on or off.
     skip_idle_seconds (no upstream counterpart; off by default): the loop goes straight past the instants at which
     each relist, tick and housekeeping would do nothing (see `idle_until`); the same answers, on or off.
     admit_options: chapter 2's admission options for HandlePodAdditions (eviction_admit: the eviction manager's Admit).

@@ -7,7 +7,6 @@ mini_kubelet.prober. Resources in status (InPlacePodVerticalScaling) are off.
 
 from __future__ import annotations
 
-import copy
 import ipaddress
 from typing import Iterable, Optional
 
@@ -16,7 +15,7 @@ from kubernetes.client import (
     V1Pod, V1PodCondition, V1PodIP, V1PodStatus,
 )
 
-from mini_kubelet import prober, qos, types
+from mini_kubelet import api, prober, qos, types
 from mini_kubelet.container import (
     has_any_regular_container_started, is_restartable_init_container,
     CONTAINER_STATE_CREATED, CONTAINER_STATE_EXITED, CONTAINER_STATE_RUNNING, CONTAINER_STATE_UNKNOWN, PodStatus,
@@ -165,9 +164,9 @@ def convert_to_api_container_statuses(pod: V1Pod, pod_status: PodStatus, previou
         old = old_statuses.get(c.name)
         if old is not None:
             if old.state is not None and old.state.terminated is not None:
-                status = copy.deepcopy(old)
+                status = api.deep_copy(old)
             else:
-                status.restart_count, status.last_state = old.restart_count, copy.deepcopy(old.last_state)
+                status.restart_count, status.last_state = old.restart_count, api.deep_copy(old.last_state)
         statuses[c.name] = status
 
     runtime_names = {cs.name for cs in pod_status.container_statuses}

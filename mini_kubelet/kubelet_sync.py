@@ -19,11 +19,12 @@ from kubernetes.client import V1Pod
 
 from . import container, events, types
 from .clock import Clock
-from .container import (CONFIG_POD_SANDBOX, CONTAINER_STATE_RUNNING, ERR_CRASH_LOOP_BACK_OFF, PodStatus,
-                        convert_pod_status_to_running_pod)
+from .container import (CONFIG_POD_SANDBOX, CONTAINER_STATE_EXITED, CONTAINER_STATE_RUNNING, ERR_CRASH_LOOP_BACK_OFF,
+                        START_CONTAINER, PodStatus, convert_pod_status_to_running_pod)
 from .cri import RuntimeService
 from .flowcontrol import Backoff, new_container_back_off
 from .kubelet_pods import generate_api_pod_status
+from .kuberuntime.helpers import get_stable_key
 from .kuberuntime.kuberuntime_manager import kill_pod_with_sync_result, sync_pod
 from .pod_worker_types import Context
 from .pod_workers import _to_api_pod
@@ -68,6 +69,7 @@ class KubeletSyncer:
         self.kills: list[tuple[V1Pod, Optional[int]]] = []  # (pod, grace period override) of each killPod
         self.skip_settled_resyncs = skip_settled_resyncs
         self.settled: dict[str, tuple[tuple, tuple]] = {}  # uid -> the inputs of its last sync, if it changed nothing
+        self.backing_off: dict[str, tuple] = {}  # uid -> its last sync, if it only met crash-loop back-offs
 
     # --8<-- [start:settled]
     def sync_inputs(self, pod: V1Pod, mirror_pod: Optional[V1Pod], pod_status: PodStatus) -> tuple[tuple, tuple]:
@@ -91,8 +93,9 @@ class KubeletSyncer:
         Upstream: none (an observation about pkg/kubelet/kubelet.go Kubelet.SyncPod)
         """
         before = self.settled.get(pod.metadata.uid) if self.skip_settled_resyncs else None
-        if before is None:
-            return False
+        return before is not None and self._same_inputs(before, pod, mirror_pod, pod_status)
+
+    def _same_inputs(self, before: tuple, pod: V1Pod, mirror_pod: Optional[V1Pod], pod_status: PodStatus) -> bool:
         objects, values = before
         if objects[0] is not pod or objects[1] is not mirror_pod or objects[2] is not pod_status:
             return False
@@ -123,6 +126,62 @@ class KubeletSyncer:
             self.settled[uid] = inputs
     # --8<-- [end:settled]
 
+    # --8<-- [start:backing_off]
+    def _reasons(self, pod: V1Pod) -> tuple:
+        """The reason cache's entries for the pod's containers (what the API status shows as their waiting reason)."""
+        spec = pod.spec
+        return tuple(self.reason_cache.get(pod.metadata.uid, c.name)
+                     for c in [*spec.containers, *(spec.init_containers or []), *(spec.ephemeral_containers or [])])
+
+    def _keep_back_off(self, pod: V1Pod, mirror_pod: Optional[V1Pod], pod_status: PodStatus, begun: tuple,
+                       reasons: tuple, result, err: str) -> None:
+        """Keep a sync that only refused crash-looping starts, left the reason cache as it was, and changed nothing else."""
+        uid = pod.metadata.uid
+        inputs, changes = begun
+        after, cached = self._changes(uid), self.status_manager.pod_statuses.get(uid)
+        recorded = [(e.involved, e.type, e.reason, e.message) for e in self.recorder.events[changes[2]:]]
+        refused = [r.target for r in result.sync_results if r.action == START_CONTAINER and r.error == ERR_CRASH_LOOP_BACK_OFF]
+        if not (refused and len(recorded) == len(refused) and all(e[2] == events.BACK_OFF_START_CONTAINER for e in recorded)
+                and len(result.sync_results) == len(refused) + 1 and result.sync_results[0].action == CONFIG_POD_SANDBOX
+                and result.sync_results[0].error is None
+                and changes[0] is after[0] and changes[1] == after[1] and changes[3:] == after[3:]
+                and cached is not None and cached.status.start_time is not None and reasons == self._reasons(pod)
+                and pod.spec.active_deadline_seconds is None and not self.pod_sync_handlers
+                and not (types.is_static_pod(pod) and self.mirror_client is not None)):
+            return
+        spec = pod.spec
+        by_name = {c.name: c for c in [*spec.containers, *(spec.init_containers or []), *(spec.ephemeral_containers or [])]}
+        back_offs = []
+        for name in refused:  # what doBackOff read: the newest exit's finish time and the key's delay
+            exited = next(s for s in pod_status.container_statuses if s.name == name and s.state == CONTAINER_STATE_EXITED)
+            key = get_stable_key(pod, by_name[name])
+            back_offs.append((key, exited.finished_at, self.back_off.get(key)))
+        self.backing_off[uid] = (inputs, back_offs, reasons, recorded, err)
+
+    def _repeat_back_off(self, pod: V1Pod, mirror_pod: Optional[V1Pod], pod_status: PodStatus) -> Optional[str]:
+        """The error of a sync that would refuse the same crash-looping starts as the kept one, once its events are recorded.
+
+        With the same inputs, the same reason cache entries, the same back-off delays and each still running,
+        SyncPod generates the same status (which the status manager already has), decides the same actions and
+        refuses the same starts: only its BackOff events are new, at the new time. None if any of that differs.
+        Upstream: none (an observation about pkg/kubelet/kubelet.go Kubelet.SyncPod while its containers back off)
+        """
+        uid = pod.metadata.uid
+        kept = self.backing_off.pop(uid, None)
+        if kept is None:
+            return None
+        inputs, back_offs, reasons, recorded, err = kept
+        if (not self._same_inputs(inputs, pod, mirror_pod, pod_status) or self.is_pod_termination_requested(uid)
+                or reasons != self._reasons(pod) or not all(
+                    self.back_off.is_in_back_off_since(key, finished) and self.back_off.get(key) == delay
+                    for key, finished, delay in back_offs)):
+            return None
+        for event in recorded:
+            self.recorder.eventf(*event)
+        self.backing_off[uid] = kept
+        return err
+    # --8<-- [end:backing_off]
+
     def generate_api_pod_status(self, pod: V1Pod, pod_status: PodStatus, pod_is_terminal: bool):
         """Upstream: pkg/kubelet/kubelet_pods.go Kubelet.generateAPIPodStatus (old status from the status manager)"""
         return generate_api_pod_status(pod, pod_status, pod_is_terminal,
@@ -137,7 +196,12 @@ class KubeletSyncer:
 
         Upstream: pkg/kubelet/kubelet.go Kubelet.SyncPod
         """
+        if self.skip_settled_resyncs:
+            repeated = self._repeat_back_off(pod, mirror_pod, pod_status)
+            if repeated is not None:
+                raise SyncError(repeated)
         begun = self._begin_settling(pod, mirror_pod, pod_status) if self.skip_settled_resyncs else None
+        reasons = self._reasons(pod) if begun is not None else ()
         api_status = self.generate_api_pod_status(pod, pod_status, False)
         pod_status.ips = [ip.ip for ip in api_status.pod_ips or []]
         if api_status.phase in ("Succeeded", "Failed"):  # nothing more to run: the worker terminates the pod
@@ -161,6 +225,8 @@ class KubeletSyncer:
             # so a crash-looping pod is retried after the worker's back-off period, not its resync interval
             for r in result.sync_results:
                 if r.error not in (ERR_CRASH_LOOP_BACK_OFF, ERR_IMAGE_PULL_BACK_OFF):
+                    if begun is not None:
+                        self._keep_back_off(pod, mirror_pod, pod_status, begun, reasons, result, err)
                     raise SyncError(err)
         if begun is not None:
             self._end_settling(pod, mirror_pod, begun, result)

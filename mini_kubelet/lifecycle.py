@@ -10,13 +10,12 @@ UpdatePluginResources is a no-op without device plugins; a test can pass its own
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Union
 
 from kubernetes.client import V1Node, V1Pod
 
-from . import qos, resource, scheduler, types
+from . import api, qos, resource, scheduler, types
 
 GOOS = "linux"  # runtime.GOOS of the kubelet binary: mini_kubelet plays a Linux node
 
@@ -130,7 +129,7 @@ def remove_missing_extended_resources(pod: V1Pod, node_info: scheduler.NodeInfo)
 
     Upstream: pkg/kubelet/lifecycle/predicate.go removeMissingExtendedResources
     """
-    pod = copy.deepcopy(pod)
+    pod = api.deep_copy(pod)
     for container in pod.spec.containers or []:  # init containers and limits are left alone in v1.27
         if container.resources and container.resources.requests:
             container.resources.requests = {

@@ -11,7 +11,6 @@ always come from the spec. Sidecar (restartable init) containers do not exist in
 
 from __future__ import annotations
 
-import copy
 from decimal import ROUND_UP, Decimal, localcontext
 from typing import Callable, Optional
 
@@ -59,7 +58,7 @@ def set_defaults_pod(pod: V1Pod) -> V1Pod:
     Upstream: pkg/apis/core/v1/zz_generated.defaults.go SetObjectDefaults_Pod (its resource parts:
     SetDefaults_Pod, then SetDefaults_ResourceList on each container's limits and requests and on the overhead)
     """
-    pod = copy.deepcopy(pod)
+    pod = api.deep_copy(pod)
     containers = (pod.spec.containers or []) + (pod.spec.init_containers or [])
     for container in containers:
         resources = container.resources

@@ -1,7 +1,8 @@
 """Chapter 1: shortcuts that tell the same story, byte for byte: settled resyncs skipped, a replay that follows changes.
 
 `Kubelet(..., skip_settled_resyncs=True)` re-queues the periodic resync of a pod whose SyncPod would change
-nothing (its last sync changed nothing and nothing it reads has changed since) without running SyncPod.
+nothing (its last sync changed nothing and nothing it reads has changed since) without running SyncPod, and
+repeats a crash-looping pod's sync that would refuse the same starts in back-off (its events and its error).
 Upstream runs every resync (pkg/kubelet/pod_workers.go completeWork queues one each resync interval); the
 option is only a shortcut, so every replay must come out the same with it on and off: statuses, events,
 restarts, kills (the `--output json` trace). Likewise the lifecycle replay stores and reads a pod's status
@@ -133,6 +134,32 @@ def test_settled_resyncs_are_skipped_and_unsettled_ones_are_not():
         kubelet.step()
     assert len(syncs) == settled_at + 1
     assert next(c.status for c in kubelet.pod_status(steady).conditions if c.type == "Ready") == "False"
+
+
+def test_a_crash_loops_back_off_syncs_are_repeated_until_the_back_off_ends(monkeypatch):
+    """The repeat is taken (else the equal traces above prove nothing), and never where SyncPod would start the container."""
+    from mini_kubelet import kubelet_sync
+
+    repeated, started = [], []
+    real_repeat = kubelet_sync.KubeletSyncer._repeat_back_off
+
+    def repeat(self, pod, mirror_pod, pod_status):
+        err = real_repeat(self, pod, mirror_pod, pod_status)
+        if err is not None:
+            repeated.append((self.clock.now(), err))
+        return err
+    monkeypatch.setattr(kubelet_sync.KubeletSyncer, "_repeat_back_off", repeat)
+    real_start = kubelet_sync.sync_pod
+
+    def sync_pod(runtime, pod, *args, **kwargs):
+        result = real_start(runtime, pod, *args, **kwargs)
+        started.extend(r.target for r in result.sync_results if r.action == kubelet_sync.START_CONTAINER and not r.error)
+        return result
+    monkeypatch.setattr(kubelet_sync, "sync_pod", sync_pod)
+    timeline = run_lifecycle(EXAMPLES / "scenarios" / "lifecycle-crash-loop.yaml", skip_settled_resyncs=True)
+    assert len(repeated) >= 20 and all('with CrashLoopBackOff: "back-off ' in err for _, err in repeated)
+    assert len(started) >= 4  # the restarts still happen, each when its back-off ends
+    assert run_lifecycle_report.render_json(timeline) == trace(EXAMPLES / "scenarios" / "lifecycle-crash-loop.yaml", False)
 
 
 @pytest.fixture

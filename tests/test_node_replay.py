@@ -346,6 +346,25 @@ def test_skipping_idle_seconds_tells_the_same_story(path):
     assert steps[1] < steps[0] / 2  # the shortcut was taken
 
 
+@pytest.mark.parametrize("path", [p for p in NODE_EXAMPLES if p.stem.startswith("node-")], ids=lambda p: p.stem)
+def test_the_kubelets_sync_shortcuts_tell_the_same_story(path):
+    """Kubelet(skip_settled_resyncs=True) settles resyncs that would change nothing and repeats syncs that would
+    only meet the same back-offs. With every SyncPod run instead, the trace, the kubelet's log and its events are the same."""
+    from mini_kubelet.cmd import run_node_report
+    outcomes, generated = [], []
+    for shortcuts in (False, True):
+        replay = NodeReplay(_load(path.name))
+        replay.kubelet.syncer.skip_settled_resyncs = shortcuts
+        generate, calls = replay.kubelet.syncer.generate_api_pod_status, []
+        replay.kubelet.syncer.generate_api_pod_status = lambda *args: (calls.append(1), generate(*args))[1]
+        trace = replay.run()
+        outcomes.append((run_node_report.render_json(trace), replay.kubelet.handlers.log,
+                         [(e.time, e.type, e.reason, e.involved, e.message) for e in replay.kubelet.recorder.events]))
+        generated.append(len(calls))
+    assert outcomes[0] == outcomes[1]
+    assert generated[1] < generated[0]  # SyncPod was run fewer times
+
+
 def test_a_deleted_replicaset_pod_leaves_the_api_and_is_replaced():
     """kubectl delete: the kubelet stops the Pod, the status manager's syncPod deletes it once it is finished
     (status_manager.go canBeDeleted); its ReplicaSet counts it out at once (replica_set.go filterActivePods)."""

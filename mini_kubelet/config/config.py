@@ -10,14 +10,13 @@ blocks the source) is a deque without a bound.
 
 from __future__ import annotations
 
-import copy
 from collections import deque
 from enum import IntEnum
 from typing import Callable, Optional
 
 from kubernetes.client import V1Pod
 
-from .. import types
+from .. import api, types
 from ..api import models_equal
 from ..clock import Clock
 from ..types import ADD, DELETE, RECONCILE, REMOVE, SET, UPDATE, PodUpdate
@@ -228,7 +227,7 @@ class PodStorage:
             remove += [existing for uid, existing in old_pods.items() if uid not in pods]
         # any other operation is logged as invalid and changes nothing
         self.pods[source] = pods
-        return tuple(PodUpdate(copy.deepcopy(found), op, source) for found, op in (
+        return tuple(PodUpdate(api.deep_copy(found), op, source) for found, op in (
             (add, ADD), (update, UPDATE), (delete, DELETE), (remove, REMOVE), (reconcile, RECONCILE)))
 
     def merged_state(self) -> list[V1Pod]:
@@ -236,7 +235,7 @@ class PodStorage:
 
         Upstream: pkg/kubelet/config/config.go podStorage.MergedState
         """
-        return [copy.deepcopy(pod) for pods in self.pods.values() for pod in pods.values()]
+        return [api.deep_copy(pod) for pods in self.pods.values() for pod in pods.values()]
 # --8<-- [end:pod_storage]
 
 

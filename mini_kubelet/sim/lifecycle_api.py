@@ -6,13 +6,12 @@ pods) and pkg/kubelet/status/status_manager.go (the status it writes, the deleti
 
 from __future__ import annotations
 
-import copy
 from datetime import timedelta
 from typing import Optional
 
 from kubernetes.client import V1Pod
 
-from .. import types
+from .. import api, types
 from ..kubelet_main import Kubelet
 
 
@@ -36,14 +35,21 @@ class APIServer:
 
         A pod is copied again only if it changed since the last list (a status is written as a new object; a
         deletion sets its timestamp): otherwise the copy sent then still holds the same values, since the
-        kubelet's config keeps what it was sent and hands the kubelet copies of its own.
+        kubelet's config keeps what it was sent and hands the kubelet copies of its own. A pod's spec never
+        changes once stored, and the config only reads the specs it is sent, so a new copy shares the spec of
+        the last (its config then finds them equal at once).
         """
         sent = {}
         for uid, pod in self.pods.items():
             meta, last = pod.metadata, self._sent.get(uid)
             mark = (pod, pod.status, meta.deletion_timestamp, meta.deletion_grace_period_seconds)
-            fresh = last is None or last[0] is not pod or last[1] is not pod.status or last[2:4] != mark[2:]
-            sent[uid] = mark + (copy.deepcopy(pod) if fresh else last[4],)
+            if last is None or last[0] is not pod:
+                sent[uid] = mark + (api.deep_copy(pod),)
+            elif last[1] is not pod.status or last[2:4] != mark[2:]:
+                sent[uid] = mark + (pod.model_copy(update={"metadata": api.deep_copy(meta), "spec": last[4].spec,
+                                                           "status": api.deep_copy(pod.status)}),)
+            else:
+                sent[uid] = last
         self._sent = sent
         self.kubelet.send(types.API_SERVER_SOURCE, [entry[4] for entry in sent.values()])
 
@@ -63,7 +69,7 @@ class APIServer:
         """A static pod's API copy, marked with config.mirror. Upstream: pkg/kubelet/pod/mirror_client.go CreateMirrorPod"""
         self.mirror_count += 1
         self.version += 1
-        mirror = copy.deepcopy(pod)
+        mirror = api.deep_copy(pod)
         annotations = dict(mirror.metadata.annotations or {})
         annotations[types.CONFIG_MIRROR_ANNOTATION_KEY] = annotations.get(types.CONFIG_HASH_ANNOTATION_KEY, "")
         mirror.metadata.annotations = annotations

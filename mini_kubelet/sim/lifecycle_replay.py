@@ -9,7 +9,6 @@ what the status manager would write is stored in the API (a finished deleted pod
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 from typing import Optional, Union
 
@@ -59,12 +58,12 @@ def run_lifecycle(source: Union[str, Path, LifecycleScenario], *,
             clock.advance(1)
         for plan in arrivals.get(t, ()):
             if plan.source == "api":
-                server.pods[plan.pod.metadata.uid] = copy.deepcopy(plan.pod)
+                server.pods[plan.pod.metadata.uid] = api.deep_copy(plan.pod)
                 server.version += 1
             else:
-                static.append(copy.deepcopy(plan.pod))
+                static.append(api.deep_copy(plan.pod))
         if t == 0 or t in arrivals:
-            kubelet.send(types.FILE_SOURCE, [copy.deepcopy(p) for p in static])
+            kubelet.send(types.FILE_SOURCE, [api.deep_copy(p) for p in static])
             server.send()
         _run_containers(kubelet, scenario, recorder, t)
         for event in happenings.get(t, ()):
@@ -200,7 +199,7 @@ class _StatusWriter:
             if not self.change_driven or before is None or not all(a is b for a, b in zip(before, self._inputs(pod, stored))):
                 status = kubelet.pod_status(pod)
                 if status is not None and not models_equal(status, stored.status):
-                    stored.status, changed = copy.deepcopy(status), True
+                    stored.status, changed = api.deep_copy(status), True
                 self.inputs[uid] = self._inputs(pod, stored)
             if (not types.is_mirror_pod(stored) and stored.metadata.deletion_timestamp is not None
                     and kubelet.status_manager.can_be_deleted(uid)):

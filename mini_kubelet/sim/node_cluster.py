@@ -9,9 +9,8 @@ tainttoleration). NodeReplay (node_replay.py) mixes this in.
 
 from __future__ import annotations
 
-import copy
 
-from .. import types
+from .. import api, types
 from ..api import models_equal
 from .node_scenario import NodePod, replacement
 from .series import Series
@@ -24,7 +23,7 @@ class ClusterSide:
 
     def _arrive(self, plan: NodePod, t: int) -> None:
         self.plans[plan.plan.pod.metadata.uid] = plan
-        pod = copy.deepcopy(plan.plan.pod)
+        pod = api.deep_copy(plan.plan.pod)
         if plan.source == "file":
             self.static.append(pod)
         else:
@@ -144,7 +143,7 @@ class ClusterSide:
             self.versions[uid] = cached.version
             status = self.kubelet.pod_status(pod)
             if status is not None and not models_equal(status, stored.status):
-                stored.status = copy.deepcopy(status)
+                stored.status = api.deep_copy(status)
                 self.events.status_written(stored, t)
                 if status.phase == "Failed":
                     self._maybe_recreate(stored, t)

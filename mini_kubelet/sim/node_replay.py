@@ -12,13 +12,12 @@ arriving, a container reaching its limit or its end), never further than any con
 
 from __future__ import annotations
 
-import copy
 from datetime import timedelta
 from typing import Optional
 
 from kubernetes.client import V1PodCondition
 
-from .. import kubelet as admission, types
+from .. import api, kubelet as admission, types
 from ..clock import Clock
 from ..eviction import images, manager as mgr, signals
 from ..eviction.records import REASON
@@ -155,7 +154,7 @@ class NodeReplay(ClusterSide):
         while self.others and self.others[0].at <= t:
             api_changed |= self._event(self.others.pop(0), t)
         if static_changed:
-            self.kubelet.send(types.FILE_SOURCE, [copy.deepcopy(p) for p in self.static])
+            self.kubelet.send(types.FILE_SOURCE, [api.deep_copy(p) for p in self.static])
         if api_changed:
             self.server.send()
         self.kubelet.step()

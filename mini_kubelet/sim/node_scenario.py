@@ -288,7 +288,7 @@ def replacement(original: NodePod, number: int, at: int, node_name: str) -> Node
     rs = original.replica_set
     digest = hashlib.sha256(f"{rs}/{number}".encode()).digest()
     name = f"{rs}-" + "".join(NAME_ALPHABET[b % len(NAME_ALPHABET)] for b in digest[:5])
-    pod = copy.deepcopy(original.plan.pod)
+    pod = api.deep_copy(original.plan.pod)
     pod.metadata = V1ObjectMeta(name=name, namespace=pod.metadata.namespace, uid=f"{name}-uid",
                                 labels=pod.metadata.labels, owner_references=pod.metadata.owner_references)
     api_defaults(pod, node_name, at, "api")

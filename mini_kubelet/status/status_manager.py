@@ -8,7 +8,6 @@ the status the API would hold (`api_status`) whenever it wants to read it, on th
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Callable, Optional
@@ -16,7 +15,7 @@ from typing import Callable, Optional
 from kubernetes.client import (V1ContainerState, V1ContainerStateTerminated, V1ContainerStatus, V1Pod, V1PodCondition,
                                V1PodStatus)
 
-from .. import types
+from .. import api, types
 from ..api import models_equal
 from ..features import DEFAULT_FEATURE_GATE
 from ..clock import Clock
@@ -100,7 +99,7 @@ def merge_pod_status(old: V1PodStatus, new: V1PodStatus, could_have_running_cont
 
     Upstream: pkg/kubelet/status/status_manager.go mergePodStatus
     """
-    merged = copy.deepcopy(new)
+    merged = api.deep_copy(new)
     transitioning = old.phase not in TERMINAL_PHASES and new.phase in TERMINAL_PHASES
     conditions = [c for c in old.conditions or [] if c.type not in POD_CONDITIONS_BY_KUBELET]
     conditions += [c for c in merged.conditions or [] if c.type in POD_CONDITIONS_BY_KUBELET]
@@ -166,7 +165,7 @@ class StatusManager:
                     (cached.status.init_container_statuses, status.init_container_statuses))) and _by_kubelet_equal(
                 cached.status, status, cached.status.start_time or status.start_time or self.clock.now()):
             return
-        self.update_status_internal(pod, copy.deepcopy(status), pod.metadata.deletion_timestamp is not None, False)
+        self.update_status_internal(pod, api.deep_copy(status), pod.metadata.deletion_timestamp is not None, False)
 
     # --8<-- [start:terminate_pod]
     def terminate_pod(self, pod: V1Pod) -> None:
@@ -175,16 +174,16 @@ class StatusManager:
         Upstream: pkg/kubelet/status/status_manager.go manager.TerminatePod
         """
         cached = self.pod_statuses.get(pod.metadata.uid)
-        status = copy.deepcopy(cached.status if cached else (pod.status or V1PodStatus()))
+        status = api.deep_copy(cached.status if cached else (pod.status or V1PodStatus()))
         unknown = V1ContainerState(terminated=V1ContainerStateTerminated(
             reason=CONTAINER_STATUS_UNKNOWN, message=_UNKNOWN_MESSAGE, exit_code=137))
         if has_pod_initialized(pod):  # upstream reads the pod's API status here, not the cached one
             for c in status.container_statuses or []:
                 if c.state is None or c.state.terminated is None:
-                    c.state = copy.deepcopy(unknown)
+                    c.state = api.deep_copy(unknown)
         for c in initialized_containers(status.init_container_statuses or []):
             if c.state is None or c.state.terminated is None:
-                c.state = copy.deepcopy(unknown)
+                c.state = api.deep_copy(unknown)
         if not types.is_static_pod(pod) and status.phase not in TERMINAL_PHASES:
             status.phase = "Failed"  # TODO upstream (#116484): static pods keep their phase
         self.update_status_internal(pod, status, True, True)
