@@ -223,3 +223,16 @@ def test_every_example_manifest_loads_or_is_an_invalid_example():
                 api.load_manifests(path)
         else:
             assert api.load_manifests(path), path.relative_to(ROOT)
+
+
+@pytest.mark.parametrize("name", ["cluster/running-pods.yaml", "cluster/worker-5-pods.yaml", "cluster/node-v1.29.yaml"])
+def test_deep_copy_makes_what_copy_deepcopy_makes_and_shares_nothing(name):
+    import copy
+    for found in api.load_manifests(EXAMPLES / name):
+        copied, expected = api.deep_copy(found), copy.deepcopy(found)
+        assert type(copied) is type(found) and copied.to_dict() == expected.to_dict() == found.to_dict()
+        assert copied.model_fields_set == expected.model_fields_set
+        copied.metadata.name = "changed"
+        (copied.metadata.labels or {})["added"] = "x"
+        assert found.metadata.name != "changed" and "added" not in (found.metadata.labels or {})
+        assert copied.metadata is not found.metadata and (found.status is None or copied.status is not found.status)
