@@ -183,9 +183,11 @@ class SitePages:
             page.on("console", lambda message: message.type == "error" and self.errors.append(message.text))
             page.on("pageerror", lambda error: self.errors.append(str(error)))
             page.base = self.base
-        elif page.url != "about:blank":
-            page.evaluate("() => { localStorage.clear(); sessionStorage.clear(); }")
+        else:
+            if page.url.startswith(self.base):
+                page.evaluate("() => { localStorage.clear(); sessionStorage.clear(); }")
             page.goto("about:blank")  # the site's page would store a scheme changed under it
+            page.context.clear_cookies()
         page.set_viewport_size({"width": width, "height": 800})
         page.emulate_media(color_scheme=scheme)
         if path is not None:
@@ -203,6 +205,7 @@ class SitePages:
 
 @pytest.fixture(scope="session")
 def site_pages(browser, base_url):
+    """The pages this worker's browser tests keep (SitePages)."""
     pages = SitePages(browser, base_url)
     yield pages
     for context in pages.contexts:
