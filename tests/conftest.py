@@ -156,37 +156,70 @@ def browser():
         browser.close()
 
 
-@pytest.fixture
-def open_page(browser, base_url):
-    """Open pages that may reach only the site, at a given viewport and colour scheme; console errors and
-    outside requests fail the test."""
-    contexts, blocked, errors = [], [], []
+class SitePages:
+    """Pages that may reach only the site, one kept for each path asked for, each in a browser context of its
+    own; what they tried to reach outside the site and their console errors are kept until `check`."""
 
-    def route(request_route):
-        if request_route.request.url.startswith(base_url):
+    def __init__(self, browser, base_url: str):
+        self.browser, self.base, self.contexts, self.kept, self.blocked, self.errors = browser, base_url, [], {}, [], []
+
+    def route(self, request_route):
+        if request_route.request.url.startswith(self.base):
             request_route.continue_()
         else:
-            blocked.append(request_route.request.url)
+            self.blocked.append(request_route.request.url)
             request_route.abort()
 
-    def open_(width: int = 1280, height: int = 800, scheme: str = "light"):
-        context = browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme)
-        contexts.append(context)
-        context.route("**/*", route)
-        page = context.new_page()
-        page.on("console", lambda message: message.type == "error" and errors.append(message.text))
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        page.base = base_url
+    def load(self, path: str | None, width: int = 1280, scheme: str = "light"):
+        """The page kept for `path`, loaded anew at that width and scheme as a page of a new context is: with no
+        storage (where the site keeps its colour scheme). Kept, a page compiles its scripts (Mermaid's 3.5 MB)
+        once. With no path, the page is left blank for the test to load."""
+        page = self.kept.get(path)
+        if page is None:
+            context = self.browser.new_context()
+            self.contexts.append(context)
+            context.route("**/*", self.route)
+            page = self.kept[path] = context.new_page()
+            page.on("console", lambda message: message.type == "error" and self.errors.append(message.text))
+            page.on("pageerror", lambda error: self.errors.append(str(error)))
+            page.base = self.base
+        else:
+            if page.url.startswith(self.base):
+                page.evaluate("() => { localStorage.clear(); sessionStorage.clear(); }")
+            page.goto("about:blank")  # the site's page would store a scheme changed under it
+            page.context.clear_cookies()
+        page.set_viewport_size({"width": width, "height": 800})
+        page.emulate_media(color_scheme=scheme)
+        if path is not None:
+            page.goto(self.base + path)
         return page
 
-    yield open_
-    for context in contexts:
+    def check(self):
+        for page in self.kept.values():
+            page.evaluate("0")  # a round trip: what the page did before it has been reported
+        blocked, errors = self.blocked[:], self.errors[:]
+        self.blocked.clear(), self.errors.clear()
+        assert not blocked, f"the page tried to reach the network: {blocked}"
+        assert not errors, f"console errors: {errors}"
+
+
+@pytest.fixture(scope="session")
+def site_pages(browser, base_url):
+    """The pages this worker's browser tests keep (SitePages)."""
+    pages = SitePages(browser, base_url)
+    yield pages
+    for context in pages.contexts:
         context.close()
-    assert not blocked, f"the page tried to reach the network: {blocked}"
-    assert not errors, f"console errors: {errors}"
 
 
 @pytest.fixture
-def page(open_page):
-    """A fresh page at a laptop's width, in the light scheme."""
-    return open_page()
+def load_page(site_pages):
+    """SitePages.load; console errors and outside requests fail the test."""
+    yield site_pages.load
+    site_pages.check()
+
+
+@pytest.fixture
+def page(load_page):
+    """A blank page at a laptop's width, in the light scheme, with no storage."""
+    return load_page(None)

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import shutil
 import subprocess
+import sys
 
 import jupytext
 import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from hooks.forked_kernels import forked_kernels
 from mini_kubelet.labs import notebooks
 from mini_kubelet.cmd.main import main
 from mini_kubelet.labs import LabCheckFailed, Raises, case, check
@@ -21,6 +25,23 @@ pytestmark = pytest.mark.labs
 
 SOURCES = sorted((LABS / "src").glob("*.py"))
 EXERCISE = re.compile(r"^# ## (Exercise (\d+): .+)$", re.M)  # a heading in a percent-format source
+
+
+@pytest.fixture(scope="module", autouse=True)
+def kernel_path():
+    """On Linux the notebooks here run in kernels forked as the site build's are; yields the JUPYTER_PATH before."""
+    before = os.environ.get("JUPYTER_PATH")
+    with forked_kernels() if sys.platform.startswith("linux") else contextlib.nullcontext():
+        yield before
+
+
+@pytest.fixture
+def learner_kernels(kernel_path, monkeypatch):
+    """Kernels started as a learner's are, not forked."""
+    if kernel_path is None:
+        monkeypatch.delenv("JUPYTER_PATH", raising=False)
+    else:
+        monkeypatch.setenv("JUPYTER_PATH", kernel_path)
 
 
 def exercises(source) -> list[str]:
@@ -192,7 +213,7 @@ def test_a_learner_function_that_raises_shows_its_cell_and_line_in_the_notebook(
     assert "in _call" not in shown  # the check's own call of the function is hidden
 
 
-def test_kernels_the_course_starts_print_no_warning_about_tcp_without_encryption(capfd):
+def test_kernels_the_course_starts_print_no_warning_about_tcp_without_encryption(learner_kernels, capfd):
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print('ran')")])
     NotebookClient(notebook, timeout=120, kernel_name="python3").execute()  # a kernel as nbclient starts it
     assert "without encryption" in capfd.readouterr().err  # what learners saw on every run

@@ -146,9 +146,8 @@ def test_scenario_plots_are_drawn_at_build_time(page):
         assert figures.nth(index).evaluate("img => img.complete && img.naturalWidth > 600")
 
 
-def test_scenario_plots_link_their_full_size_image_and_are_not_white_in_dark_mode(open_page):
-    page = open_page(scheme="dark")
-    page.goto(page.base + "/chapter-4/scenarios/")
+def test_scenario_plots_link_their_full_size_image_and_are_not_white_in_dark_mode(load_page):
+    page = load_page("/chapter-4/scenarios/", scheme="dark")
     figures = page.locator("figure.scenario-plot")
     assert figures.count() >= 3
     for index in range(figures.count()):
@@ -186,9 +185,8 @@ def test_every_next_line_links_the_page_it_names(site):
     assert set(labs) - {"04-eviction"} <= linked  # chapter 4 ends on its scenarios page, which links Lab 04
 
 
-def test_lab_plots_link_their_full_size_image_and_are_not_white_in_dark_mode(open_page):
-    page = open_page(width=390, scheme="dark")
-    page.goto(page.base + "/labs/03-resource-limits/")
+def test_lab_plots_link_their_full_size_image_and_are_not_white_in_dark_mode(load_page):
+    page = load_page("/labs/03-resource-limits/", 390, "dark")
     plots = page.locator(".jp-RenderedImage a img")
     assert plots.count() >= 1
     for index in range(plots.count()):

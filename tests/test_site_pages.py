@@ -54,17 +54,15 @@ def settle(page):
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("width", [390, 1280])
 @pytest.mark.parametrize("path", ["/chapter-3/memory-oom/", "/chapter-2/", "/labs/04-eviction/", "/labs/00-manifests-and-quantities/"])
-def test_pages_fit_a_phone_and_a_laptop_in_both_schemes(open_page, path, width, scheme):
-    page = open_page(width=width, scheme=scheme)
-    page.goto(page.base + path)
+def test_pages_fit_a_phone_and_a_laptop_in_both_schemes(load_page, path, width, scheme):
+    page = load_page(path, width, scheme)
     settle(page)
     assert page.locator("body").get_attribute("data-md-color-scheme") == ("slate" if scheme == "dark" else "default")
     assert page.evaluate(LAYOUT_PROBLEMS) == []
 
 
-def test_lab_check_tables_keep_their_lines_and_scroll_on_a_phone(open_page):
-    page = open_page(width=390)
-    page.goto(page.base + "/labs/04-eviction/")
+def test_lab_check_tables_keep_their_lines_and_scroll_on_a_phone(load_page):
+    page = load_page("/labs/04-eviction/", 390)
     table = page.locator(".jp-OutputArea-output pre", has_text="rank Pods under memory pressure: all").first
     scroll = table.evaluate("pre => [pre.scrollWidth, pre.clientWidth, getComputedStyle(pre).whiteSpace]")
     assert scroll[0] > scroll[1] and scroll[2] == "pre"  # wider than the phone: it scrolls, whole lines
@@ -73,11 +71,10 @@ def test_lab_check_tables_keep_their_lines_and_scroll_on_a_phone(open_page):
     assert prompt[0] <= 50 and prompt[1]  # a narrow prompt column (64px elsewhere), its text not cut
 
 
-def test_left_to_right_diagrams_are_drawn_top_to_bottom_at_their_own_size_on_a_phone(open_page):
+def test_left_to_right_diagrams_are_drawn_top_to_bottom_at_their_own_size_on_a_phone(load_page):
     sizes = {}
     for width in (1280, 390):
-        page = open_page(width=width)
-        page.goto(page.base + "/chapter-3/memory-oom/")
+        page = load_page("/chapter-3/memory-oom/", width)
         settle(page)
         sizes[width] = page.locator("div.mermaid").first.bounding_box()
     laptop, phone = sizes[1280], sizes[390]
