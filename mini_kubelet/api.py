@@ -398,7 +398,8 @@ def deep_copy(value):
     """A deep copy of a client model (or of lists and dicts of them), as copy.deepcopy makes it, a few times faster.
 
     Upstream: the generated DeepCopy methods of k8s.io/api/core/v1. It copies a model's fields as pydantic's
-    own __deepcopy__ does, without the memo: a value shared by two fields is copied twice (no model here shares one).
+    own __deepcopy__ does, without its memo: an object held twice in one value is copied twice
+    (as Go's DeepCopy copies it), not once and shared.
     """
     kind = type(value)
     if kind in _IMMUTABLE:
