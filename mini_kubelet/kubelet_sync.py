@@ -25,6 +25,7 @@ from .cri import RuntimeService
 from .flowcontrol import Backoff, new_container_back_off
 from .kubelet_pods import generate_api_pod_status
 from .kuberuntime.helpers import get_stable_key
+from .kuberuntime.kuberuntime_container import all_containers
 from .kuberuntime.kuberuntime_manager import kill_pod_with_sync_result, sync_pod
 from .pod_worker_types import Context
 from .pod_workers import _to_api_pod
@@ -129,9 +130,7 @@ class KubeletSyncer:
     # --8<-- [start:backing_off]
     def _reasons(self, pod: V1Pod) -> tuple:
         """The reason cache's entries for the pod's containers (what the API status shows as their waiting reason)."""
-        spec = pod.spec
-        return tuple(self.reason_cache.get(pod.metadata.uid, c.name)
-                     for c in [*spec.containers, *(spec.init_containers or []), *(spec.ephemeral_containers or [])])
+        return tuple(self.reason_cache.get(pod.metadata.uid, c.name) for c in all_containers(pod))
 
     def _keep_back_off(self, pod: V1Pod, mirror_pod: Optional[V1Pod], pod_status: PodStatus, begun: tuple,
                        reasons: tuple, result, err: str) -> None:
@@ -149,8 +148,7 @@ class KubeletSyncer:
                 and pod.spec.active_deadline_seconds is None and not self.pod_sync_handlers
                 and not (types.is_static_pod(pod) and self.mirror_client is not None)):
             return
-        spec = pod.spec
-        by_name = {c.name: c for c in [*spec.containers, *(spec.init_containers or []), *(spec.ephemeral_containers or [])]}
+        by_name = {c.name: c for c in all_containers(pod)}
         back_offs = []
         for name in refused:  # what doBackOff read: the newest exit's finish time and the key's delay
             exited = next(s for s in pod_status.container_statuses if s.name == name and s.state == CONTAINER_STATE_EXITED)
@@ -201,7 +199,6 @@ class KubeletSyncer:
             if repeated is not None:
                 raise SyncError(repeated)
         begun = self._begin_settling(pod, mirror_pod, pod_status) if self.skip_settled_resyncs else None
-        reasons = self._reasons(pod) if begun is not None else ()
         api_status = self.generate_api_pod_status(pod, pod_status, False)
         pod_status.ips = [ip.ip for ip in api_status.pod_ips or []]
         if api_status.phase in ("Succeeded", "Failed"):  # nothing more to run: the worker terminates the pod
@@ -218,8 +215,9 @@ class KubeletSyncer:
                 self.mirror_client.create_mirror_pod(pod)
         result = sync_pod(self.runtime, pod, pod_status, self.back_off, self.recorder, liveness=self.liveness,
                           startup=self.startup, termination_requested=self.is_pod_termination_requested(pod.metadata.uid))
-        self.reason_cache.update(pod.metadata.uid, result)
         err = result.error()
+        reasons = self._reasons(pod) if begun is not None and err is not None else ()  # as the update finds them
+        self.reason_cache.update(pod.metadata.uid, result)
         if err is not None:
             # v1.27 quirk: any result without that error (a successful ConfigPodSandbox, say) returns the error,
             # so a crash-looping pod is retried after the worker's back-off period, not its resync interval

@@ -237,7 +237,7 @@ def kill_container(runtime: RuntimeService, pod: V1Pod, container_id: str, conta
     Upstream: pkg/kubelet/kuberuntime/kuberuntime_container.go kubeGenericRuntimeManager.killContainer
     (no preStop hook: the simulated containers have none to run)
     """
-    spec = next((c for c in _all_containers(pod) if c.name == container_name), None)
+    spec = next((c for c in all_containers(pod) if c.name == container_name), None)
     if spec is None:
         raise CRIError(f'failed to get containerSpec "{container_name}" (id="{container_id}") in pod '
                        f'"{pod.metadata.name}_{pod.metadata.namespace}({pod.metadata.uid})" when killing container '
@@ -294,7 +294,7 @@ def purge_init_containers(runtime: RuntimeService, pod: V1Pod, pod_status: PodSt
             runtime.remove_container(status.id)
 
 
-def _all_containers(pod: V1Pod) -> list:
+def all_containers(pod: V1Pod) -> list:
     """Regular, init and ephemeral containers: where GetContainerSpec looks for a name."""
     return (list(pod.spec.containers) + list(pod.spec.init_containers or [])
             + list(pod.spec.ephemeral_containers or []))
