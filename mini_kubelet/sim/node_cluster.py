@@ -9,7 +9,6 @@ tainttoleration). NodeReplay (node_replay.py) mixes this in.
 
 from __future__ import annotations
 
-
 from .. import api, types
 from ..api import models_equal
 from .node_scenario import NodePod, replacement
