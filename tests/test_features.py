@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from mini_kubelet.features import (
-    DEFAULT_FEATURE_GATE, RELEASES, UNGATED_CHANGES, VERSIONED_FEATURE_GATES, FeatureGate, parse_release,
+    ALPHA, BETA, GA, DEFAULT_FEATURE_GATE, FeatureSpec, RELEASES, UNGATED_CHANGES, VERSIONED_FEATURE_GATES, FeatureGate, parse_release,
     release_profile, set_feature_gate_during_test,
 )
 
@@ -110,3 +110,19 @@ def test_a_test_may_set_any_releases_gate():
     with set_feature_gate_during_test(DEFAULT_FEATURE_GATE, "SidecarContainers", True):
         assert DEFAULT_FEATURE_GATE.enabled("SidecarContainers")
     assert not DEFAULT_FEATURE_GATE.enabled("SidecarContainers")
+
+
+# k8s.io/component-base featuregate/feature_gate_test.go#TestFeatureSpecAtEmulationVersion (a 1.33-era copy of
+# component-base, with versioned specs): the spec in force at a version is the newest one at or before it; before
+# the first one the gate is PreAlpha, off (here: no spec).
+SPECS = {"TestFeature": (FeatureSpec("1.25", False, ALPHA), FeatureSpec("1.28", False, BETA), FeatureSpec("1.29", True, GA))}
+
+
+@pytest.mark.parametrize("version, expected", [
+    ("1.30", ("1.29", True, GA)), ("1.29", ("1.29", True, GA)), ("1.28", ("1.28", False, BETA)),
+    ("1.27", ("1.25", False, ALPHA)), ("1.25", ("1.25", False, ALPHA)), ("1.24", None),
+])
+def test_feature_spec_at_emulation_version(version, expected):
+    spec = FeatureGate(version, SPECS).spec("TestFeature")
+    assert (spec and (spec.version, spec.default, spec.pre_release)) == expected
+    assert FeatureGate(version, SPECS).enabled("TestFeature") is bool(expected and expected[1])
