@@ -47,18 +47,20 @@ def is_sidecar(container) -> bool:
 
 # --8<-- [start:requests_in_two_releases]
 SIDECAR_RELEASE = "1.29"  # the first release with SidecarContainers on by default
+POD_LEVEL_RELEASE = "1.34"  # ... and with PodLevelResources on by default
 
 
-def requests_in_two_releases(pod: V1Pod) -> tuple[dict[str, Decimal], dict[str, Decimal]]:
-    """The Pod's effective requests as v1.27 computes them, and as the release answered for (1.29 if it has no sidecars).
+def requests_in_two_releases(pod: V1Pod, gate: str = "SidecarContainers",
+                             first: str = SIDECAR_RELEASE) -> tuple[dict[str, Decimal], dict[str, Decimal]]:
+    """The Pod's effective requests as v1.27 computes them, and as the release answered for (`first` if the gate is off).
 
     Upstream: resource.pod_requests under each release's profile (component-helpers resource/helpers.go PodRequests)
     """
     with features.release_profile(MIRRORED_MINOR):
         old = resource.pod_requests(pod)
-    if features.DEFAULT_FEATURE_GATE.enabled("SidecarContainers"):
+    if features.DEFAULT_FEATURE_GATE.enabled(gate):
         return old, resource.pod_requests(pod)
-    with features.release_profile(SIDECAR_RELEASE):
+    with features.release_profile(first):
         return old, resource.pod_requests(pod)
 # --8<-- [end:requests_in_two_releases]
 
@@ -86,6 +88,26 @@ def sidecar_note(pod: V1Pod) -> Optional[str]:
             f"{'it as a plain init container' if len(names) == 1 else 'them as plain init containers'}. "
             f"A 1.29+ kubelet adds sidecars to the containers (PodRequests): the Pod requests {_amounts(new)} "
             f"there, {_amounts(old)} here")
+
+
+def pod_level_note(pod: V1Pod) -> Optional[str]:
+    """One line when the Pod sets spec.resources: v1.27 has no pod-level resources; what 1.34+ requests."""
+    if not resource.is_pod_level_resources_set(pod):
+        return None
+    old, new = requests_in_two_releases(resource.set_defaults_pod(pod), "PodLevelResources", POD_LEVEL_RELEASE)
+    release = features.DEFAULT_FEATURE_GATE.release
+    if features.DEFAULT_FEATURE_GATE.enabled("PodLevelResources"):
+        return (f"spec.resources sets pod-level requests and limits, which Kubernetes {release} uses for cpu, memory "
+                f"and hugepages (PodRequests): the Pod requests {_amounts(new)} (v{MIRRORED_MINOR}, which has no "
+                f"pod-level resources: {_amounts(old)})")
+    return (f"spec.resources sets pod-level requests and limits (on from 1.34); v{MIRRORED_MINOR} has no such field "
+            f"and adds up the containers. A 1.34+ kubelet uses it (PodRequests): the Pod requests {_amounts(new)} "
+            f"there, {_amounts(old)} here")
+
+
+def resource_notes(pod: V1Pod) -> list[str]:
+    """The notes on a Pod whose requests a newer release computes differently: sidecars, pod-level resources."""
+    return [note for note in (sidecar_note(pod), pod_level_note(pod)) if note]
 
 
 def use_node_release(args, node: Optional[V1Node]) -> None:
