@@ -297,3 +297,11 @@ def test_v1_27_ignores_pod_level_resources(name, pod_resources, containers, init
         assert resource.pod_requests(p) == resource.pod_requests(p, skip_pod_level_resources=True)
         assert resource.pod_limits(p) == resource.pod_limits(p, skip_pod_level_resources=True)
         assert not features.DEFAULT_FEATURE_GATE.enabled("PodLevelResources")
+
+
+def test_an_unsupported_pod_level_resource_beside_a_supported_one_is_ignored():
+    # Not an upstream row: PodRequests copies only IsSupportedPodLevelResource names from spec.resources.
+    p = pod([ctr({"cpu": "100m", "ephemeral-storage": "2Gi"})],
+            pod_resources={"requests": {"cpu": "1", "ephemeral-storage": "1Gi"}, "limits": {"ephemeral-storage": "3Gi"}})
+    assert resource.pod_requests(p) == decimals({"cpu": "1", "ephemeral-storage": "2Gi"})
+    assert resource.pod_limits(p) == {}
