@@ -159,7 +159,8 @@ def generate_linux_container_resources(pod: V1Pod, container: V1Container, memor
                                        cpu_cfs_quota: bool = True, cpu_period: int = QUOTA_PERIOD,
                                        host_page_sizes: Iterable[str] = HOST_PAGE_SIZES, cgroup_version: int = 2,
                                        single_process_oom_kill: Optional[bool] = None,
-                                       swap_behavior: str = "", swap_capacity: int = 0) -> LinuxContainerResources:
+                                       swap_behavior: str = "", swap_capacity: int = 0,
+                                       swap_controller: Optional[bool] = None) -> LinuxContainerResources:
     """Everything the kubelet sends the runtime for one container's cgroup, and its oom_score_adj.
 
     memory_capacity is the machine's memory (not allocatable); it matters for the OOM score and swap.
@@ -175,7 +176,7 @@ def generate_linux_container_resources(pod: V1Pod, container: V1Container, memor
     resources.oom_score_adj = qos.get_container_oom_score_adjust(pod, container, memory_capacity)
     resources.hugepage_limits = get_hugepage_limits_from_resources(limits, host_page_sizes)
     configure_container_swap_resources(resources, pod, container, swap_behavior, memory_capacity, swap_capacity,
-                                       cgroup_version)
+                                       cgroup_version, swap_controller)
     return resources
 # --8<-- [end:generate_linux_container_resources]
 
@@ -183,11 +184,12 @@ def generate_linux_container_resources(pod: V1Pod, container: V1Container, memor
 # --8<-- [start:configure_container_swap_resources]
 def configure_container_swap_resources(resources: LinuxContainerResources, pod: V1Pod, container: V1Container,
                                        swap_behavior: str, memory_capacity: int, swap_capacity: int,
-                                       cgroup_version: int = 2) -> None:
+                                       cgroup_version: int = 2, swap_controller: Optional[bool] = None) -> None:
     """Set the container's swap: memory.swap.max 0 (none), the LimitedSwap share, or "max"; in place.
 
-    The swap controller is taken to exist on cgroup v2 (memory.swap.max in the kubelet's own cgroup)
-    and not on v1 (memory.memsw.* needs swapaccount=1), where nothing is set from 1.28.
+    swap_controller says whether the kubelet finds the swap controller; by default it is taken to exist on
+    cgroup v2 (memory.swap.max in the kubelet's own cgroup) and not on v1 (memory.memsw.* needs swapaccount=1).
+    Without it nothing is set; on v1 with it, "no swap" is memory + swap = the memory limit.
     v1.27 (NodeSwap alpha) only sets memory + swap to the memory limit, with the gate on.
     Upstream: pkg/kubelet/kuberuntime/kuberuntime_container_linux.go configureContainerSwapResources
     """
@@ -196,8 +198,11 @@ def configure_container_swap_resources(resources: LinuxContainerResources, pod: 
         if gate.enabled("NodeSwap"):
             resources.memory_swap_limit_in_bytes = resources.memory_limit_in_bytes
         return
+    if not (cgroup_version == 2 if swap_controller is None else swap_controller):
+        return
     if cgroup_version != 2:
-        return  # no swap controller assumed on cgroup v1
+        resources.memory_swap_limit_in_bytes = resources.memory_limit_in_bytes  # ConfigureNoSwap on cgroup v1
+        return
     behavior = get_container_swap_behavior(pod, container, swap_behavior, cgroup_version)
     if behavior == LIMITED_SWAP:
         request = _memory_request(container)
