@@ -13,6 +13,7 @@ The JSON output (`--output json`) is a stable structure, version "mini-kubelet.e
       "notes": [str],
       "pods": [{"name": str, "namespace": str, "uid": str, "qos_class": str, "qos_reason": str,
                 "defaulted_requests": bool, "overhead": {resource: amount},
+                "requests": {resource: amount}, "limits": {resource: amount},
                 "containers": [{"name": str, "kind": "container" | "init container",
                                 "requests": {resource: amount}, "limits": {resource: amount},
                                 "copied_requests": [resource], "oom_score_adj": int, "cgroup": str}],
@@ -26,7 +27,9 @@ An amount is a string as the kubelet reads it: cpu in millicores ("250m", Quanti
 anything else as a whole number (bytes for memory, Quantity.Value). A finished Pod (phase Succeeded or
 Failed) is not active (filterOutInactivePods): it has no cgroups and no share in its QoS tier, and is
 listed under "inactive" only. A container's requests are
-those after API defaulting; copied_requests names the ones copied from its limits.
+those after API defaulting; copied_requests names the ones copied from its limits. A Pod's requests and
+limits are its effective ones (PodRequests, PodLimits: overhead, sidecars and pod-level resources as the
+release answered for counts them).
 Values are the strings written to the files. computed_by names "path Func" of the upstream
 function(s), joined by "; " in the order they apply. The file "/proc/<pid>/oom_score_adj" is a
 per-process setting, listed with each container for completeness; it is not a cgroup file.
@@ -45,7 +48,7 @@ from typing import Optional
 from kubernetes.client import V1Node, V1Pod
 
 from mini_kubelet import api, features, kubelet, qos, resource
-from mini_kubelet.cmd.inputs import Inputs, profile_json, profile_line, sidecar_note, use_node_release
+from mini_kubelet.cmd.inputs import Inputs, profile_json, profile_line, resource_notes, use_node_release
 from mini_kubelet.cmd.reservations import check_reservations, parse_reserved
 from mini_kubelet.cm.tree import DEFAULT_NODE_CAPACITY, DEFAULT_NODE_NOTE, OOM_SCORE_ADJ_FILE, Cgroup, cgroup_tree, node_capacity
 
@@ -150,10 +153,12 @@ def explain(pods: list[V1Pod], node: Optional[V1Node], *, cgroup_version: int = 
             "qos_reason": qos_reason(pod),
             "defaulted_requests": _requests(original) != _requests(pod),
             "overhead": _amounts(pod.spec.overhead),
+            "requests": _amounts(resource.pod_requests(pod)),
+            "limits": _amounts(resource.pod_limits(pod)),
             "containers": [_container_json(kind, container, written, own[(kind, container.name)])
                            for (kind, container), (_, written) in zip(_containers(pod), _containers(original))],
             "cgroup": next((c.path for c in own.values() if c.kind == "pod"), ""),
-            "notes": [note for note in [sidecar_note(original)] if note],
+            "notes": resource_notes(original),
         })
     return report
 
