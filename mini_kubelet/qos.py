@@ -12,7 +12,7 @@ from decimal import Decimal
 
 from kubernetes.client import V1Container, V1Pod
 
-from . import api, features, types
+from . import api, features, resource, types
 
 # --8<-- [start:qos_classes]
 GUARANTEED = "Guaranteed"
@@ -108,7 +108,7 @@ def get_container_oom_score_adjust(pod: V1Pod, container: V1Container, memory_ca
     memory_request = _memory_request(container)
     gate = features.DEFAULT_FEATURE_GATE
     remaining = 0
-    if gate.enabled("PodLevelResources") and is_pod_level_requests_set(pod):
+    if gate.enabled("PodLevelResources") and resource.is_pod_level_requests_set(pod):
         remaining = remaining_pod_mem_req_per_container(pod)  # pod-level memory no container claims, shared out
     oom_score_adjust = 1000 - _go_div(1000 * (memory_request + remaining), memory_capacity)
     if gate.changed("SidecarOOMScoreCap") and gate.enabled("SidecarContainers") and _is_sidecar(pod, container):
@@ -151,24 +151,11 @@ def min_regular_container_memory(pod: V1Pod) -> int:
     return min(_memory_request(c) for c in pod.spec.containers)
 
 
-def _is_supported_pod_level_resource(name: str) -> bool:
-    return name in ("cpu", "memory") or name.startswith("hugepages-")
-
-
-def is_pod_level_requests_set(pod: V1Pod) -> bool:
-    """Whether spec.resources.requests names cpu, memory or a hugepages size.
-
-    Upstream: staging/src/k8s.io/component-helpers/resource/helpers.go IsPodLevelRequestsSet
-    """
-    resources = pod.spec.resources
-    return resources is not None and any(map(_is_supported_pod_level_resource, resources.requests or {}))
-
-
 def remaining_pod_mem_req_per_container(pod: V1Pod) -> int:
     """The pod-level memory request the containers do not claim, split evenly over all regular and init containers.
 
     The containers' claim is component-helpers AggregateContainerRequests: regular containers and
-    sidecars summed, raised to any larger init container's need (plus the sidecars started before it).
+    sidecars summed, raised to any larger init container's need (resource.pod_requests without pod-level values).
     Upstream: pkg/kubelet/qos/helpers.go remainingPodMemReqPerContainer
     """
     pod_request = api.value(((pod.spec.resources.requests or {}) if pod.spec.resources else {}).get("memory", "0"))
@@ -179,15 +166,6 @@ def remaining_pod_mem_req_per_container(pod: V1Pod) -> int:
 
 
 def _aggregate_container_memory_request(pod: V1Pod) -> int:
-    """AggregateContainerRequests' memory, in bytes (each quantity's Value, as the Go sums quantities first)."""
-    amount = lambda c: api.parse_quantity(((c.resources.requests if c.resources else None) or {}).get("memory", "0"))  # noqa: E731
-    total = sum((amount(c) for c in pod.spec.containers or []), Decimal(0))
-    sidecars = init_peak = Decimal(0)
-    for container in pod.spec.init_containers or []:
-        if getattr(container, "restart_policy", None) == "Always":
-            total += amount(container)
-            sidecars += amount(container)
-            init_peak = max(init_peak, sidecars)
-        else:
-            init_peak = max(init_peak, amount(container) + sidecars)
-    return api.value(max(total, init_peak))
+    """AggregateContainerRequests' memory in bytes: the containers' requests without pod-level ones or overhead."""
+    aggregate = resource.pod_requests(pod, exclude_overhead=True, skip_pod_level_resources=True)
+    return api.value(aggregate.get("memory", Decimal(0)))

@@ -119,7 +119,7 @@ def resource_config_for_pod(
             memory_limits_declared = False
 
     limits = resource.pod_limits(pod, container_fn=note_undeclared)
-    if features.DEFAULT_FEATURE_GATE.enabled("PodLevelResources") and _pod_level_resources_set(pod):
+    if features.DEFAULT_FEATURE_GATE.enabled("PodLevelResources") and resource.is_pod_level_resources_set(pod):
         # A pod-level limit stands for the whole pod, whatever its containers leave unlimited.
         pod_limits = pod.spec.resources.limits or {}
         if api.parse_quantity(pod_limits.get("cpu", "0")) != 0:
@@ -159,10 +159,3 @@ def resource_config_for_pod(
             config.unified = {_MEMORY_MIN: str(memory_min)}
     return config
 # --8<-- [end:resource_config_for_pod]
-
-
-def _pod_level_resources_set(pod: V1Pod) -> bool:
-    """component-helpers IsPodLevelResourcesSet: spec.resources names cpu, memory or a hugepages size."""
-    resources = pod.spec.resources
-    names = list((resources.requests or {}) if resources else {}) + list((resources.limits or {}) if resources else {})
-    return any(name in ("cpu", "memory") or name.startswith(_HUGE_PAGES_PREFIX) for name in names)

@@ -14,7 +14,7 @@ from typing import Iterable, Optional
 
 from kubernetes.client import V1Container, V1Pod
 
-from mini_kubelet import api, features, qos, types
+from mini_kubelet import api, features, qos, resource, types
 from mini_kubelet.cm.cgroups import HOST_PAGE_SIZES, huge_page_unit_size_from_byte_size
 from mini_kubelet.cm.helpers import milli_cpu_to_shares
 
@@ -117,19 +117,10 @@ def get_memory_limit(pod: V1Pod, container: V1Container) -> Decimal:
 def _limit(pod: V1Pod, container: V1Container, name: str) -> Decimal:
     limits = (container.resources.limits if container.resources else None) or {}
     own = api.parse_quantity(limits.get(name, "0"))
-    if own == 0 and features.DEFAULT_FEATURE_GATE.enabled("PodLevelResources") and is_pod_level_resources_set(pod):
+    gate = features.DEFAULT_FEATURE_GATE
+    if own == 0 and gate.enabled("PodLevelResources") and resource.is_pod_level_resources_set(pod):
         return api.parse_quantity((pod.spec.resources.limits or {}).get(name, "0"))
     return own
-
-
-def is_pod_level_resources_set(pod: V1Pod) -> bool:
-    """Whether spec.resources requests or limits name cpu, memory or a hugepages size.
-
-    Upstream: staging/src/k8s.io/component-helpers/resource/helpers.go IsPodLevelResourcesSet
-    """
-    resources = pod.spec.resources
-    names = list((resources.requests or {}) if resources else {}) + list((resources.limits or {}) if resources else {})
-    return any(name in ("cpu", "memory") or name.startswith(HUGEPAGES_PREFIX) for name in names)
 
 
 # --8<-- [start:get_hugepage_limits_from_resources]
