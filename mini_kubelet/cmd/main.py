@@ -104,6 +104,12 @@ def parser() -> argparse.ArgumentParser:
                          help="the kubelet's cgroupDriver (default: cgroupfs)")
     explain.add_argument("--system-reserved", metavar="LIST", help="as the kubelet flag, e.g. cpu=100m,memory=1Gi")
     explain.add_argument("--kube-reserved", metavar="LIST", help="as the kubelet flag, e.g. cpu=100m,memory=1Gi")
+    explain.add_argument("--single-process-oom-kill", action="store_true", default=None,
+                         help="the kubelet config singleProcessOOMKill: true (1.32+): no memory.oom.group")
+    explain.add_argument("--swap-behavior", choices=("NoSwap", "LimitedSwap"),
+                         help="the kubelet config memorySwap.swapBehavior (needs NodeSwap; default NoSwap)")
+    explain.add_argument("--swap-capacity", metavar="QUANTITY",
+                         help="the node's swap, e.g. 4Gi, when the Node does not report status.nodeInfo.swap")
     _output(explain)
     _profile(explain)
     explain.set_defaults(command="explain")
