@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import os
@@ -50,6 +51,7 @@ VALID_REF = re.compile(
 )
 RUN_MARKER = re.compile(r"^<!-- run(?: exit=(\d+))?: (.+?) -->$", re.M)
 RELEASES_MARKER = re.compile(r"^<!-- releases(?: exit=(\d+))?: (.+?) -->$", re.M)
+ANY_COMMAND_MARKER = re.compile(r"^<!-- (?:run|releases)(?: exit=(\d+))?: (.+?) -->$", re.M)  # either kind
 COMPARED = ("1.27", "1.36")  # the reference release and the current one, as a releases marker shows them
 PLOT_MARKER = re.compile(r"^<!-- plot: (examples/scenarios/[\w.-]+\.yaml) -->$", re.M)
 FENCE = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)
@@ -171,6 +173,12 @@ def release_command(command: str, release: str) -> str:
     return f"{command} --kubernetes-version {release}"
 
 
+def release_answer(result: dict) -> str:
+    """What a command answered, less the line naming its release and the note on a Node's own release."""
+    text = re.sub(r"\AKubernetes 1\.\d+ \(--kubernetes-version\)\n", "", result["stdout"]) + result["stderr"]
+    return re.sub(r"(?m)^ *note: node \S+ runs kubelet .*\n(?: {4}\S.*\n)*", "", text)
+
+
 def release_tabs(command: str, expected_exit: int) -> str:
     """The command under each compared release, in content tabs; PluginError if the answers do not differ."""
     blocks, answers = {}, []
@@ -178,12 +186,17 @@ def release_tabs(command: str, expected_exit: int) -> str:
         line = release_command(command, release)
         result = command_outputs(line)[line]
         blocks[release] = console_block(line, result, expected_exit)
-        answers.append(re.sub(r"\AKubernetes 1\.\d+ \(--kubernetes-version\)\n", "", result["stdout"]) + result["stderr"])
+        answers.append(release_answer(result))
     if answers[0] == answers[1]:
         raise PluginError(f"releases marker `{command}`: the same answer under {' and '.join(COMPARED)}; "
                           "use a run marker")
     indented = {r: "\n".join("    " + line if line else "" for line in b.splitlines()) for r, b in blocks.items()}
-    return "\n\n".join(f'=== "v{release}"\n\n{indented[release]}' for release in COMPARED)
+    changed = [line for line in difflib.unified_diff(answers[0].splitlines(), answers[1].splitlines(), lineterm="", n=0)
+               if not line.startswith(("---", "+++", "@@"))]
+    shown = changed[:40] + ([f"  ... and {len(changed) - 40} more lines"] if len(changed) > 40 else [])
+    summary = "\n".join("        " + line for line in shown)
+    return ("\n\n".join(f'=== "v{release}"\n\n{indented[release]}' for release in COMPARED)
+            + f'\n\n??? note "The lines that differ (- v{COMPARED[0]}, + v{COMPARED[1]})"\n\n    ```diff\n{summary}\n    ```')
 
 
 def plot_command(scenario: str, target: Path) -> str:

@@ -288,7 +288,8 @@ def render_text(report: dict, *, color: bool = False) -> str:
             if functions:
                 lines += [paint(line, "dim") for line in textwrap.wrap(
                     "by " + ", ".join(functions), _WIDTH, initial_indent="      ", subsequent_indent="         ")]
-    lines += ["", paint("Where each function is (Kubernetes v1.27, or runc where it says so)", "bold")]
+    release = report.get("profile", {}).get("kubernetesVersion", "1.27")
+    lines += ["", paint(f"Where each function is (Kubernetes v{release}, or runc where it says so)", "bold")]
     by_file: dict[str, list[str]] = {}
     for function, path in sources.items():
         by_file.setdefault(path, []).append(function)
