@@ -523,6 +523,19 @@ def test_the_manager_watches_containerfs_copies_from_1_29():
         assert manager.synchronize(summary, [pod]) == [] and manager.config.thresholds == [NODEFS_HARD]
 
 
+def test_the_replay_lists_the_containerfs_copies(capsys):
+    """inodes.yaml (one disk, default thresholds): under 1.36 the manager also watches containerfs copies of the
+    nodefs thresholds, met with them; the empty soft copies (no operator) are not listed."""
+    code, doc, _ = run_json(capsys, SCENARIOS / "inodes.yaml")
+    assert code == 0 and not any(t["signal"].startswith("containerfs") for t in doc["thresholds"])
+    code, doc, _ = run_json(capsys, SCENARIOS / "inodes.yaml", "--kubernetes-version", "1.36")
+    texts = [t["text"] for t in doc["thresholds"]]
+    assert texts[-2:] == ["containerfs.available<10%", "containerfs.inodesFree<5%"]
+    assert "imagefs.inodesFree<5%" in texts  # the 1.30 default
+    met = next(step["thresholds_met"] for step in doc["steps"] if step["thresholds_met"])
+    assert met == ["nodefs.inodesFree<5%", "imagefs.inodesFree<5%", "containerfs.inodesFree<5%"]
+
+
 # ---- eviction rank --signal containerfs.* --------------------------------------------------------------
 
 def split_summary(tmp_path, split=True):

@@ -43,6 +43,8 @@ def render_text(timeline: sim.Timeline) -> str:
         extra = "hard" if t["hard"] else f"soft, grace period {sim.format_duration(t['grace_period'])}"
         if t["signal"] == "allocatableMemory.available":
             extra += "; added by enforceNodeAllocatable"
+        if t["signal"].startswith("containerfs."):
+            extra += "; copied by the manager (1.29+)"
         if t["min_reclaim"]:
             extra += f", minimum reclaim {t['min_reclaim']}"
         lines.append(f"  {t['text'].split(' (')[0]:<{width}}  {extra}")

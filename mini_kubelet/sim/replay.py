@@ -73,10 +73,7 @@ def run_scenario(source: Union[str, Path, dict, Scenario]) -> Timeline:
 
     manager = mgr.Manager(scenario.config, clock, image_store=store, kill_pod=kill_pod,
                           dedicated_image_fs=scenario.dedicated_image_fs, summary_after_reclaim=summary_now)
-    timeline.thresholds = [{"signal": t.signal, "text": threshold_text(t), "hard": not t.grace_period,
-                            "grace_period": int(t.grace_period.total_seconds()),
-                            "min_reclaim": None if t.min_reclaim is None else value_text(t.min_reclaim)}
-                           for t in scenario.config.thresholds]
+    timeline.thresholds = _thresholds(scenario.config.thresholds)
     _mark_images_in_use(store, running, clock.now())
     events, t = list(scenario.events), 0
     over: set = set()  # the containers above their own memory limit at the last pass
@@ -114,8 +111,18 @@ def run_scenario(source: Union[str, Path, dict, Scenario]) -> Timeline:
         else:
             t += EVICTION_MONITORING_PERIOD
     timeline.happenings.sort(key=lambda h: h.time)  # an ExceededGracePeriod event is noted when its kill starts
+    # From 1.29 the manager's first pass adds containerfs copies of the disk thresholds: list what it watched
+    # (an empty copy, with no operator, can never be met and is left out).
+    timeline.thresholds = _thresholds([t for t in manager.config.thresholds if t.operator])
     return timeline
 # --8<-- [end:run_scenario]
+
+
+def _thresholds(thresholds: list) -> list[dict]:
+    """The thresholds as the timeline lists them."""
+    return [{"signal": t.signal, "text": threshold_text(t), "hard": not t.grace_period,
+             "grace_period": int(t.grace_period.total_seconds()),
+             "min_reclaim": None if t.min_reclaim is None else value_text(t.min_reclaim)} for t in thresholds]
 
 
 def _apply_event(event: Event, t: int, now: datetime, manager: mgr.Manager, running: list[RunningPod],
