@@ -19,9 +19,9 @@ from .. import features, qos, stats, types
 from ..lifecycle import PodAdmitResult  # the admit handlers' shared answer (admit, reason, message)
 from . import images, local_storage, messages, ranking, reclaim, signals
 from .api import Threshold, containerfs_signals_known
-from .thresholds import update_container_fs_thresholds
 from .records import (IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS, REASON, EvictedPod, SyncRecord, effective_grace_period,
                       grace_period_override)
+from .thresholds import update_container_fs_thresholds
 
 # --8<-- [start:constants]
 NODE_MEMORY_PRESSURE = signals.MEMORY_PRESSURE
