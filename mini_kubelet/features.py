@@ -100,6 +100,7 @@ UNGATED_CHANGES: dict[str, Change] = {
     # The old overwrite stays behind AllowOverwriteTerminationGracePeriodSeconds (deprecated, off).
     "SoftEvictionGraceMin": Change("1.32", "#122890", "a soft eviction gives min(evictionMaxPodGracePeriod, the Pod's grace)"),
     "SingleProcessOOMKill": Change("1.32", "#126096", "the kubelet config singleProcessOOMKill turns memory.oom.group off"),
+    "MergeDefaultEvictionSettings": Change("1.33", "#127577", "the kubelet config mergeDefaultEvictionSettings keeps the unset defaults"),
     "SidecarHostPorts": Change("1.34", "#132040", "the NodePorts check counts the host ports of sidecar containers"),
     "FailCgroupV1": Change("1.35", "#134298", "failCgroupV1 defaults to true: the kubelet refuses to start on cgroup v1"),
 }

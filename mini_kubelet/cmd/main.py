@@ -143,7 +143,8 @@ def parser() -> argparse.ArgumentParser:
                       help="kubectl get pods -A -o yaml --field-selector spec.nodeName=NODE")
     rank.add_argument("--signal", required=True, metavar="SIGNAL",
                       help="memory.available, allocatableMemory.available, nodefs.available, nodefs.inodesFree, "
-                           "imagefs.available, imagefs.inodesFree or pid.available")
+                           "imagefs.available, imagefs.inodesFree or pid.available (from 1.29 also "
+                           "containerfs.available, containerfs.inodesFree)")
     rank.add_argument("--imagefs", choices=("auto", "dedicated", "shared"), default="auto",
                       help="is imagefs its own filesystem? (default: guessed from the summary)")
     _output(rank)
