@@ -15,7 +15,7 @@ from kubernetes.client import (
     V1Pod, V1PodCondition, V1PodIP, V1PodStatus,
 )
 
-from mini_kubelet import api, prober, qos, types
+from mini_kubelet import api, features, prober, qos, types
 from mini_kubelet.container import (
     has_any_regular_container_started, is_restartable_init_container,
     CONTAINER_STATE_CREATED, CONTAINER_STATE_EXITED, CONTAINER_STATE_RUNNING, CONTAINER_STATE_UNKNOWN, PodStatus,
@@ -278,7 +278,9 @@ def generate_api_pod_status(pod: V1Pod, pod_status: PodStatus, pod_is_terminal: 
             conditions.append(disruption)
         else:
             conditions[at] = disruption
-    conditions.append(generate_pod_initialized_condition(pod.spec, s.init_container_statuses, s.phase))
+    sidecars = features.DEFAULT_FEATURE_GATE.enabled("SidecarContainers")  # from 1.28 it reads every container
+    conditions.append(generate_pod_initialized_condition(
+        pod.spec, s.init_container_statuses + s.container_statuses if sidecars else s.init_container_statuses, s.phase))
     conditions.append(generate_pod_ready_condition(pod.spec, conditions, s.container_statuses, s.phase))
     conditions.append(generate_containers_ready_condition(pod.spec, s.container_statuses, s.phase))
     conditions.append(V1PodCondition(type="PodScheduled", status="True"))

@@ -22,6 +22,7 @@ import json
 from typing import Optional
 
 from mini_kubelet.cmd.inputs import with_profile
+from mini_kubelet.container import is_restartable_init_container
 
 from mini_kubelet.sim.lifecycle_expect import check_lifecycle_expect
 from mini_kubelet.sim.lifecycle_timeline import LifecycleTimeline
@@ -73,6 +74,10 @@ def render_text(timeline: LifecycleTimeline) -> str:
     for name, status in timeline.final.items():
         phase = (status or {}).get("phase", "Pending")
         restarts = sum(c.get("restartCount", 0) for c in (status or {}).get("containerStatuses", []))
+        plan = timeline.scenario.find_pod(name)  # a sidecar's restarts count too, as kubectl counts them
+        sidecars = {c.name for c in plan.pod.spec.init_containers or [] if is_restartable_init_container(c)} if plan else ()
+        restarts += sum(c.get("restartCount", 0) for c in (status or {}).get("initContainerStatuses", [])
+                        if c.get("name") in sidecars)
         lines.append(f"{name}: phase {phase} at the end, {restarts} restart{'s' if restarts != 1 else ''}")
     if sc.expect is not None:
         checked, failures = check_lifecycle_expect(timeline)
