@@ -10,6 +10,7 @@ what the status manager would write is stored in the API (a finished deleted pod
 from __future__ import annotations
 
 import contextlib
+from datetime import timedelta
 from pathlib import Path
 from typing import Optional, Union
 
@@ -52,7 +53,9 @@ def run_lifecycle(source: Union[str, Path, LifecycleScenario], *,
 def _replay(scenario: LifecycleScenario, skip_settled_resyncs: bool) -> LifecycleTimeline:
     """run_lifecycle's loop, under whatever release profile is in force."""
     clock = Clock()
-    kubelet = Kubelet(clock, scenario.node, skip_settled_resyncs=skip_settled_resyncs)
+    period = scenario.kubelet.get("crashLoopBackOff", {}).get("maxContainerRestartPeriod")
+    kubelet = Kubelet(clock, scenario.node, skip_settled_resyncs=skip_settled_resyncs,
+                      max_container_restart_period=timedelta(seconds=period) if period is not None else None)
     server = APIServer(kubelet)
     kubelet.syncer.mirror_client = server
     timeline = LifecycleTimeline(scenario)
