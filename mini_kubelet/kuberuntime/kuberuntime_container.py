@@ -11,7 +11,7 @@ from typing import Optional
 
 from kubernetes.client import V1Container, V1Pod
 
-from mini_kubelet import events
+from mini_kubelet import events, features
 from mini_kubelet.container import (
     CONTAINER_STATE_CREATED,
     CONTAINER_STATE_EXITED,
@@ -24,6 +24,7 @@ from mini_kubelet.container import (
     PodStatus,
     Status,
     SyncResult,
+    container_should_restart,
     hash_container,
     is_restartable_init_container,
 )
@@ -110,7 +111,7 @@ def compute_init_container_actions(pod: V1Pod, pod_status: PodStatus, changes, l
         return True
     has_initialized = any((s := pod_status.find_container_status_by_name(c.name)) is not None
                           and s.state in (CONTAINER_STATE_CREATED, CONTAINER_STATE_RUNNING) for c in pod.spec.containers)
-    previously_initialized, restart_on_failure = has_initialized, pod.spec.restart_policy != "Never"
+    previously_initialized = has_initialized
     to_start = changes.init_containers_to_start
 
     def kill(status: Status, c: V1Container, message: str, reason: str) -> None:
@@ -136,7 +137,7 @@ def compute_init_container_actions(pod: V1Pod, pod_status: PodStatus, changes, l
             if sidecar:
                 to_start.append(i)
             elif is_init_container_failed(status):
-                if not restart_on_failure:
+                if not restart_init_on_failure(pod, c, status):
                     changes.kill_pod, changes.init_containers_to_start = True, []
                     return False
                 to_start.append(i)
@@ -145,7 +146,7 @@ def compute_init_container_actions(pod: V1Pod, pod_status: PodStatus, changes, l
             else:
                 to_start.append(i + 1)
         else:  # unknown
-            if not sidecar and not restart_on_failure:
+            if not sidecar and not restart_init_on_failure(pod, c, status):
                 changes.kill_pod, changes.init_containers_to_start = True, []
                 return False
             kill(status, c, f'Init container is in "{status.state}" state, try killing it before restart', REASON_UNKNOWN)
@@ -154,6 +155,22 @@ def compute_init_container_actions(pod: V1Pod, pod_status: PodStatus, changes, l
         to_start.append(0)
     to_start.reverse()
     return has_initialized
+
+
+def restart_init_on_failure(pod: V1Pod, c: V1Container, status: Status) -> bool:
+    """Whether a failed (or unknown) regular init container runs again rather than failing the pod.
+
+    The pod's policy is not Never; with ContainerRestartRules an exited one is judged by its own policy and
+    rules (ShouldContainerBeRestarted), and an unknown one, having no exit code, by its own restartPolicy if set.
+    Upstream: pkg/kubelet/kuberuntime/kuberuntime_container.go computeInitContainerActions (its exited and
+    unknown branches, the gated parts as a later release reads them)
+    """
+    if not features.DEFAULT_FEATURE_GATE.enabled("ContainerRestartRules"):
+        return pod.spec.restart_policy != "Never"
+    if status.state == CONTAINER_STATE_EXITED:
+        return container_should_restart(c, pod.spec.restart_policy, status.exit_code)
+    own = getattr(c, "restart_policy", None)
+    return own != "Never" if own is not None else pod.spec.restart_policy != "Never"
 
 
 def _running_sidecar(i, c, status, count, previously_initialized, has_initialized, to_start, kill, liveness, startup) -> bool:
