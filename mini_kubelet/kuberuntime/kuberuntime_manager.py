@@ -18,7 +18,8 @@ from mini_kubelet.container import (
     CONFIG_POD_SANDBOX, CONTAINER_STATE_RUNNING, CONTAINER_STATE_EXITED, CONTAINER_STATE_UNKNOWN,
     CREATE_POD_SANDBOX, ERR_CRASH_LOOP_BACK_OFF, ERR_CREATE_POD_SANDBOX, ERR_KILL_CONTAINER, ERR_KILL_POD_SANDBOX,
     KILL_CONTAINER, KILL_POD_SANDBOX, RESTART_POLICY_NEVER, RESTART_POLICY_ON_FAILURE, START_CONTAINER,
-    Pod, PodStatus, PodSyncResult, Status, SyncResult, convert_pod_status_to_running_pod, hash_container,
+    Pod, PodStatus, PodSyncResult, Status, SyncResult, container_should_restart, convert_pod_status_to_running_pod,
+    hash_container,
     is_restartable_init_container, should_container_be_restarted,
 )
 from mini_kubelet.cri import CRIError, RuntimeService
@@ -114,8 +115,9 @@ def compute_pod_actions(pod: V1Pod, pod_status: PodStatus, liveness: Optional[di
         if not should_restart_on_failure(pod) and attempt != 0 and pod_status.container_statuses:
             changes.create_sandbox = False  # the pod already ran under Never: do not bring it back
             return changes
-        to_start = [i for i, c in enumerate(pod.spec.containers)
-                    if not (pod.spec.restart_policy == RESTART_POLICY_ON_FAILURE and container_succeeded(c, pod_status))]
+        to_start = [i for i, c in enumerate(pod.spec.containers) if not (container_succeeded(c, pod_status) and (
+            not container_should_restart(c, pod.spec.restart_policy, 0) if features.DEFAULT_FEATURE_GATE.enabled(
+                "ContainerRestartRules") else pod.spec.restart_policy == RESTART_POLICY_ON_FAILURE))]
         initialized = (has_any_regular_container_created(pod, pod_status) if sidecars
                        else find_next_init_container_to_run(pod, pod_status)[2])
         if not to_start and initialized:
