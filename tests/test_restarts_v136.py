@@ -502,3 +502,36 @@ def test_the_v127_crash_loop_is_byte_identical(monkeypatch, capsys):
     assert json.loads(out)["profile"]["kubernetesVersion"] == "1.27"
     assert hashlib.sha256(out.encode()).hexdigest() == "32a5d5d10c466e537c6fc514d4ece2bf79d05bf1decd18e186dac667071a325e"
     assert features.DEFAULT_FEATURE_GATE.release == "1.27"
+
+
+# --- termination order with sidecars ----------------------------------------------------------------------
+
+class StopRecorder:
+    """A runtime that only records which containers it was asked to stop, in order."""
+
+    def __init__(self):
+        self.stopped: list[str] = []
+
+    def stop_container(self, container_id: str, timeout: int) -> None:
+        self.stopped.append(container_id)
+
+
+@pytest.mark.parametrize("release, order", [("1.36", ["app", "web", "proxy", "logs"]),
+                                            ("1.27", ["logs", "proxy", "app", "web"])])
+def test_sidecars_stop_after_the_main_containers_last_first(release, order):
+    """kuberuntime_termination_order.go (v1.32.10; from 1.29, #120620): main containers first, then sidecars in reverse.
+
+    On v1.27 the init containers with restartPolicy are ordinary ones, and every container is stopped as listed.
+    """
+    from mini_kubelet.container import Container, Pod
+    from mini_kubelet.events import Recorder
+    from mini_kubelet.kuberuntime.kuberuntime_container import kill_containers_with_sync_result
+    pod = V1Pod(metadata=V1ObjectMeta(uid="u", name="p", namespace="n"), spec=V1PodSpec(
+        init_containers=[V1Container(name="logs", restart_policy="Always"), V1Container(name="proxy", restart_policy="Always")],
+        containers=[V1Container(name="app"), V1Container(name="web")], termination_grace_period_seconds=30))
+    running = Pod(id="u", name="p", namespace="n", containers=[
+        Container(id=name, name=name, state=CONTAINER_STATE_RUNNING) for name in ("logs", "proxy", "app", "web")])
+    runtime = StopRecorder()
+    with release_profile(release):
+        kill_containers_with_sync_result(runtime, pod, running, None, Recorder(Clock()))
+    assert runtime.stopped == order

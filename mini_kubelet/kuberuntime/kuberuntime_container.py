@@ -272,10 +272,15 @@ def kill_containers_with_sync_result(runtime: RuntimeService, pod: V1Pod, runnin
                                      grace_period_override: Optional[int], recorder: events.Recorder) -> list[SyncResult]:
     """Stop every container of the running pod (upstream does it in parallel, one goroutine each).
 
+    With the SidecarContainers gate on and a pod with sidecars, as from 1.29 (#120620): each sidecar waits
+    until every regular container and every later sidecar has stopped, so they stop after the main
+    containers, last one first. The simulated containers stop at once, so the wait costs none of the
+    sidecar's grace period; what shows is the order.
     Upstream: pkg/kubelet/kuberuntime/kuberuntime_container.go kubeGenericRuntimeManager.killContainersWithSyncResult
+    (and kuberuntime_termination_order.go newTerminationOrdering, read at v1.32.10)
     """
     results = []
-    for c in running_pod.containers:
+    for c in termination_order(pod, running_pod.containers):
         result = SyncResult(KILL_CONTAINER, c.name)
         try:
             kill_container(runtime, pod, c.id, c.name, "", REASON_UNKNOWN, grace_period_override, recorder)
@@ -283,6 +288,19 @@ def kill_containers_with_sync_result(runtime: RuntimeService, pod: V1Pod, runnin
             result.fail(ERR_KILL_CONTAINER, str(err))
         results.append(result)
     return results
+
+
+def termination_order(pod: Optional[V1Pod], running: list) -> list:
+    """The running containers in the order they stop: as listed, but sidecars after the rest, in reverse spec order.
+
+    Upstream: pkg/kubelet/kuberuntime/kuberuntime_termination_order.go (the order its waits produce)
+    """
+    inits = (pod.spec.init_containers or []) if pod is not None else []
+    sidecars = [c.name for c in inits if is_restartable_init_container(c)]  # none with the gate off
+    if not sidecars:
+        return list(running)
+    last_first = {name: i for i, name in enumerate(reversed(sidecars))}
+    return sorted(running, key=lambda c: (c.name in last_first, last_first.get(c.name, 0)))
 
 
 def prune_init_containers_before_start(runtime: RuntimeService, pod: V1Pod, pod_status: PodStatus) -> None:
