@@ -535,3 +535,13 @@ def test_sidecars_stop_after_the_main_containers_last_first(release, order):
     with release_profile(release):
         kill_containers_with_sync_result(runtime, pod, running, None, Recorder(Clock()))
     assert runtime.stopped == order
+
+
+def test_the_report_names_the_kubelet_setting(capsys):
+    """The text and the JSON say which crashLoopBackOff the replayed kubelet ran with (only when the scenario sets it)."""
+    assert main(["run", str(SCENARIOS / "lifecycle-crash-loop-max.yaml")]) == 0
+    assert "kubelet config: crashLoopBackOff.maxContainerRestartPeriod 30s" in capsys.readouterr().out
+    assert main(["run", str(SCENARIOS / "lifecycle-crash-loop-max.yaml"), "--output", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["scenario"]["kubelet"] == {"crashLoopBackOff": {"maxContainerRestartPeriod": 30}}
+    assert doc["profile"]["kubernetesVersion"] == "1.36"

@@ -5,7 +5,8 @@ The JSON structure (times are seconds since the start; a back-off is seconds, or
     {"version": "mini-kubelet.lifecycle/v1",
      "profile": {"kubernetesVersion": "1.27", "source": str, "featureGates": {gate: bool}},
      "scenario": {"name", "source", "description", "duration", "node",
-                  "pods": [{"name", "namespace", "uid", "source": "api" | "file", "at", "restartPolicy"}]},
+                  "pods": [{"name", "namespace", "uid", "source": "api" | "file", "at", "restartPolicy"}],
+                  "kubelet": {"crashLoopBackOff": {"maxContainerRestartPeriod": seconds}}},  # only if node.kubelet sets it
      "watch": [{"time", "pod", "ready", "status", "restarts", "phase"}],      # kubectl get pods -w
      "containers": [{"time", "pod", "container", "init", "state", "reason", "exitCode", "restartCount"}],
      "restarts": [{"time", "pod", "container", "count", "exitCode", "reason", "backOff"}],
@@ -43,6 +44,9 @@ def render_text(timeline: LifecycleTimeline) -> str:
     pods = ", ".join(f"{p.pod.metadata.name} ({'static, from a file' if p.source == 'file' else 'from the API server'})"
                      for p in sc.pods)
     lines = [f"scenario {sc.name}: {d(sc.duration)} on node {sc.node.metadata.name}; pods: {pods}"]
+    period = sc.kubelet.get("crashLoopBackOff", {}).get("maxContainerRestartPeriod")
+    if period is not None:  # only what the scenario's node.kubelet sets
+        lines.append(f"kubelet config: crashLoopBackOff.maxContainerRestartPeriod {d(period)}")
     if sc.description:
         lines.append(sc.description)
     lines += ["", "kubectl get pods -w"]
@@ -112,7 +116,8 @@ def render_json(timeline: LifecycleTimeline, profile: Optional[dict] = None) -> 
         "scenario": {"name": sc.name, "source": sc.source, "description": sc.description, "duration": sc.duration,
                      "node": sc.node.metadata.name,
                      "pods": [{"name": p.pod.metadata.name, "namespace": p.pod.metadata.namespace, "uid": p.pod.metadata.uid,
-                               "source": p.source, "at": p.at, "restartPolicy": p.pod.spec.restart_policy} for p in sc.pods]},
+                               "source": p.source, "at": p.at, "restartPolicy": p.pod.spec.restart_policy} for p in sc.pods],
+                     **({"kubelet": sc.kubelet} if sc.kubelet else {})},
         "watch": [{"time": w.time, "pod": w.pod, "ready": w.ready, "status": w.status, "restarts": w.restarts,
                    "phase": w.phase} for w in timeline.watch],
         "containers": [{"time": c.time, "pod": c.pod, "container": c.container, "init": c.init, "state": c.state,
