@@ -172,28 +172,32 @@ def test_memory_hard_scenario_under_1_36(capsys):
 
     killPodNow waits max(10 s, 1.5 x override) either way: in v1.27 the wait ends first (ExceededGracePeriod),
     from 1.31 the pod is gone after 1 s, so the next pass, and the end of MemoryPressure, come earlier; the
-    scenario's expect block states the v1.27 outcome and fails there."""
+    scenario's expect block states the v1.27 outcome (MemoryPressure ends at 9m50s; 9m52s under 1.36): its
+    failure under 1.36 is what 1.36 does otherwise, not an error (exit 0, with a note)."""
     code, doc, _ = run_json(capsys, SCENARIOS / "memory-hard.yaml")
     assert code == 0 and doc["profile"]["kubernetesVersion"] == "1.27"
     assert evictions(doc) == [("shop/leaky", 290, 0, 30, 320)]
     assert any("ExceededGracePeriod" in h["text"] for h in doc["happenings"])
-    code, doc, _ = run_json(capsys, SCENARIOS / "memory-hard.yaml", "--kubernetes-version", "1.36")
+    code, doc, err = run_json(capsys, SCENARIOS / "memory-hard.yaml", "--kubernetes-version", "1.36")
     assert doc["profile"]["kubernetesVersion"] == "1.36"
     assert evictions(doc) == [("shop/leaky", 290, 1, 1, 291)]
     assert not any("ExceededGracePeriod" in h["text"] for h in doc["happenings"])
-    assert code == 1 and doc["expect"]["failures"] == ["conditions[0].to: expected '9m50s', got 9m52s"]
+    assert [c["to"] for c in doc["conditions"]][:1] == [592]
+    assert code == 0 and doc["expect"]["failures"] == ["conditions[0].to: expected '9m50s', got 9m52s"]
+    assert "the scenario's expect: block is what Kubernetes 1.27 does" in err
 
 
 def test_soft_grace_scenario_under_1_36(capsys):
     """examples/scenarios/releases/memory-soft-grace-1.36.yaml (kubernetesVersion "1.36"): evictionMaxPodGracePeriod
-    90 and a Pod asking for 60 s give 60 s under 1.36; v1.27 passes 90 s, and the file's expect block fails."""
+    90 and a Pod asking for 60 s give 60 s under 1.36; v1.27 passes 90 s, and leaves the file's expect block
+    (1.36's) failing without an error."""
     path = SCENARIOS / "releases" / "memory-soft-grace-1.36.yaml"
     code, doc, _ = run_json(capsys, path)
     assert code == 0 and doc["profile"]["kubernetesVersion"] == "1.36"
     assert evictions(doc) == [("prod/worker", 270, 60, 60, 330)]
     code, doc, err = run_json(capsys, path, "--kubernetes-version", "1.27")
     assert "answering for 1.27" in err
-    assert code == 1 and evictions(doc) == [("prod/worker", 270, 90, 90, 360)]
+    assert code == 0 and evictions(doc) == [("prod/worker", 270, 90, 90, 360)] and doc["expect"]["failures"]
     # The text report says which rule gave the period.
     assert main(["run", str(path)]) == 0
     text = " ".join(capsys.readouterr().out.split())

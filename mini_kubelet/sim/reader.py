@@ -127,6 +127,9 @@ def scenario_profile(doc: Any, where: str) -> Optional[tuple[str, dict[str, bool
     if not isinstance(doc, dict) or not ({"kubernetesVersion", "featureGates"} & set(doc)):
         return None
     version, gates = doc.pop("kubernetesVersion", None), doc.pop("featureGates", None) or {}
+    if version is not None and not isinstance(version, str):
+        raise api.ManifestError(where, "kubernetesVersion", f'expected a string such as "1.36", got {version!r} '
+                                "(write it in quotes: YAML reads 1.30 as the number 1.3)")
     field = "kubernetesVersion"
     try:
         release = features.parse_release(str(version)) if version is not None else features.REFERENCE_RELEASE
