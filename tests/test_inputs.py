@@ -463,7 +463,8 @@ def test_version_names_the_course_and_the_kubernetes_release_without_loading_the
             "    assert e.code in (0, None)\nassert 'kubernetes' not in sys.modules and 'yaml' not in sys.modules\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0, result.stderr
-    assert result.stdout == "mini-kubelet 0.1.0, mirroring the Kubernetes v1.27 kubelet\n"
+    assert result.stdout == ("mini-kubelet 0.1.0, mirroring the Kubernetes v1.27 kubelet (--kubernetes-version answers "
+                             "for 1.27 to 1.36)\n")
 
 
 @pytest.mark.ch0

@@ -28,7 +28,8 @@ def version() -> str:
         course = installed(PROG)
     except PackageNotFoundError:  # run from a source tree that was not installed
         course = "(not installed)"
-    return f"{PROG} {course}, mirroring the Kubernetes {KUBERNETES_VERSION} kubelet"
+    return (f"{PROG} {course}, mirroring the Kubernetes {KUBERNETES_VERSION} kubelet "
+            f"(--kubernetes-version answers for {features.RELEASES[0]} to {features.RELEASES[-1]})")
 
 
 def command() -> int:
@@ -74,8 +75,8 @@ def use_profile(args: argparse.Namespace, release: str | None = None, source: st
 
 def parser() -> argparse.ArgumentParser:
     """Every command and its options; `command` names the module in mini_kubelet.cmd that runs it."""
-    top = argparse.ArgumentParser(prog=PROG, description="A small Python kubelet (Kubernetes v1.27), written to "
-                                  "teach how the real one works.")
+    top = argparse.ArgumentParser(prog=PROG, description="A small Python kubelet (Kubernetes v1.27, and each release "
+                                  "to v1.36 with --kubernetes-version), written to teach how the real one works.")
     top.add_argument("--version", action=_Version, nargs=0, help="print the course's version and the Kubernetes "
                      "version it mirrors, then exit")
     commands = top.add_subparsers(required=True, metavar="COMMAND")
