@@ -96,8 +96,14 @@ def test_a_releases_marker_shows_both_releases_or_fails_the_build():
     lines = [course.release_command(c, r) for c in ("mini-kubelet explain examples/cluster/deployment.yaml",
                                                     "mini-kubelet show examples/pods/web.yaml") for r in COMPARED]
     course._BUILD["outputs"].update(zip(lines, run_commands(lines, ROOT)))
-    tabs = course.release_tabs("mini-kubelet explain examples/cluster/deployment.yaml", 0)
+    tabs = course.release_tabs("mini-kubelet explain examples/cluster/deployment.yaml", "0")
     assert tabs.startswith('=== "v1.27"\n\n    ```text\n    $ mini-kubelet explain examples/cluster/deployment.yaml')
     assert '\n=== "v1.36"\n\n    ```text\n' in tabs and "    Kubernetes 1.36 (--kubernetes-version)" in tabs
     with pytest.raises(PluginError, match="the same answer under 1.27 and 1.36"):
-        course.release_tabs("mini-kubelet show examples/pods/web.yaml", 0)
+        course.release_tabs("mini-kubelet show examples/pods/web.yaml", "0")
+    flip = "mini-kubelet show examples/pods/web.yaml --feature-gates SidecarContainers=true"  # no such gate in v1.27
+    lines = [course.release_command(flip, r) for r in COMPARED]
+    course._BUILD["outputs"].update(zip(lines, run_commands(lines, ROOT)))
+    assert "unrecognized feature gate: SidecarContainers" in course.release_tabs(flip, "2,0")
+    with pytest.raises(PluginError, match="exited 2, expected 0"):
+        course.release_tabs(flip, "0")
