@@ -305,6 +305,7 @@ def find_matching_untolerated_taint(taints: Optional[list[V1Taint]], tolerations
 # --8<-- [end:tolerates_taint]
 
 
+# --8<-- [start:container_ports]
 def _container_ports(pod: V1Pod) -> list[tuple[str, str, int]]:
     """(host IP, protocol, host port) of every port of the app containers, and from 1.34 of the sidecars first.
 
@@ -314,6 +315,7 @@ def _container_ports(pod: V1Pod) -> list[tuple[str, str, int]]:
     if features.DEFAULT_FEATURE_GATE.changed("SidecarHostPorts"):
         containers = [c for c in pod.spec.init_containers or [] if is_restartable_init_container(c)] + containers
     return [(p.host_ip or "", p.protocol or "", p.host_port or 0) for c in containers for p in c.ports or []]
+# --8<-- [end:container_ports]
 
 
 def _sanitize(ip: str, protocol: str, port: int) -> tuple[str, str, int]:
