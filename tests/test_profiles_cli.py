@@ -133,3 +133,27 @@ def test_a_bad_flag_is_refused_before_the_client_is_imported():
             "rc = main(['explain', 'missing.yaml', '--kubernetes-version', '9.9']); "
             "sys.exit(10 if 'kubernetes' in sys.modules else rc)")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True).returncode == 2
+
+
+def test_a_kubelet_on_cgroup_v1_refuses_to_start_from_1_35(tmp_path, capsys):
+    """failCgroupV1 defaults to true from 1.35 (#134298): on cgroup v1 the kubelet does not start at all."""
+    scenario = tmp_path / "v1.yaml"
+    text = open(SCENARIO).read().replace("../pods/", str(EXAMPLES / "pods") + "/")
+    assert "\nnode:" not in text
+    scenario.write_text(text + "node: {cgroupVersion: 1}\n")
+    assert main(["run", str(scenario), "--kubernetes-version", "1.35"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith(f"Kubernetes 1.35 (--kubernetes-version)\n{scenario}: the node is on cgroup v1 and "
+                          "failCgroupV1 is true (its default from 1.35, #134298): the kubelet refuses to start")
+    assert main(["run", str(scenario), "--kubernetes-version", "1.34"]) == 0
+    assert "cgroup v1 is in maintenance mode from 1.31" in capsys.readouterr().err
+    assert main(["run", str(scenario)]) == 0, "v1.27 runs on cgroup v1 as on v2"
+    capsys.readouterr()
+    scenario.write_text(text + "node: {cgroupVersion: 1, kubelet: {failCgroupV1: false}}\n")
+    assert main(["run", str(scenario), "--kubernetes-version", "1.36"]) == 0
+    assert main(["run", str(scenario)]) == 2
+    assert capsys.readouterr().err.endswith(f"{scenario}: node.kubelet.failCgroupV1: not a setting of Kubernetes 1.27 "
+                                            "(failCgroupV1 arrived in 1.31)\n")
+    scenario.write_text(text + "node: {cgroupVersion: 3}\n")
+    assert main(["run", str(scenario)]) == 2
+    assert capsys.readouterr().err == f"mini-kubelet: {scenario}: node.cgroupVersion: expected 1 or 2, got 3\n"

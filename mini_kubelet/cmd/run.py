@@ -75,6 +75,17 @@ def run(args: argparse.Namespace) -> int:
     from mini_kubelet.sim.node_scenario import is_node
     doc, where, base, name = read_scenario(args.scenario)
     use_scenario_release(args, doc, where)
+    refusal = refuses_to_start(doc, where)
+    if refusal:
+        from mini_kubelet.cmd.inputs import profile_json, profile_line
+
+        if args.output == "json":
+            import json
+            print(json.dumps({"version": "mini-kubelet.refused/v1", "profile": profile_json(args), "refused": refusal},
+                             indent=2))
+        else:
+            print("\n".join(filter(None, [profile_line(args), refusal])))
+        return 1
     if is_lifecycle(doc):
         return _run_lifecycle(args, doc, where, base, name)
     if is_node(doc):
@@ -133,6 +144,40 @@ def use_scenario_release(args: argparse.Namespace, doc, where: str) -> None:
         print(f"note: {where} names Kubernetes {own}; answering for {release}, as --kubernetes-version asks",
               file=sys.stderr)
     args.expect_release = own
+
+
+def refuses_to_start(doc, where: str) -> str:
+    """Why the scenario's kubelet would not start ("" if it starts): cgroup v1 with failCgroupV1 true (1.35's default).
+
+    A scenario's node may say `cgroupVersion: 1` (2 by default) and its kubelet `failCgroupV1:` (from 1.31);
+    both are taken out of the document. Upstream: pkg/kubelet/cm/container_manager_linux.go (the check at
+    start-up, KEP-4569) and pkg/kubelet/apis/config/v1beta1/defaults.go (failCgroupV1's default, #134298)
+    """
+    from mini_kubelet import features
+
+    node = doc.get("node") if isinstance(doc, dict) else None
+    if not isinstance(node, dict):
+        return ""
+    version = node.pop("cgroupVersion", 2)
+    if version not in (1, 2) or isinstance(version, bool):
+        raise api.ManifestError(where, "node.cgroupVersion", f"expected 1 or 2, got {version!r}")
+    kubelet = node.get("kubelet") if isinstance(node.get("kubelet"), dict) else {}
+    gate = features.DEFAULT_FEATURE_GATE
+    fail = kubelet.pop("failCgroupV1", None)
+    if fail is not None and (not isinstance(fail, bool) or gate.release in features.RELEASES[:4]):
+        problem = "expected true or false" if not isinstance(fail, bool) else f"not a setting of Kubernetes {gate.release} " \
+                  "(failCgroupV1 arrived in 1.31)"
+        raise api.ManifestError(where, "node.kubelet.failCgroupV1", problem)
+    if version == 2:
+        return ""
+    if fail if fail is not None else gate.changed("FailCgroupV1"):
+        why = "as its kubelet config says" if fail else "its default from 1.35, #134298"
+        return (f"{where}: the node is on cgroup v1 and failCgroupV1 is true ({why}): the kubelet refuses to start, so "
+                "nothing in this scenario runs. Set failCgroupV1: false to run it on cgroup v1.")
+    if gate.release not in features.RELEASES[:4]:
+        print(f"note: {where}: cgroup v1 is in maintenance mode from 1.31 (KEP-4569): the kubelet warns and records a "
+              "CgroupV1 event", file=sys.stderr)
+    return ""
 
 
 def _report(args: argparse.Namespace, result, report, plot, check_expect) -> int:
