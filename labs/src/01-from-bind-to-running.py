@@ -4,7 +4,8 @@
 # Once a Pod is bound to a node, the kubelet syncs it over and over: each sync compares the Pod's
 # spec with what the container runtime reports, starts what is missing, and writes a status. In
 # this lab you write the rules those syncs apply, as Kubernetes v1.27 applies them, and check
-# your answers against the cases in upstream's own unit tests.
+# your answers against the cases in upstream's own unit tests; the last exercise computes the
+# crash-loop delays as the current release, v1.36, does.
 #
 # **You will be able to**
 #
@@ -14,7 +15,8 @@
 # 4. decide what one sync does for a Pod with init containers, one at a time as in v1.27;
 # 5. derive the events the PLEG sends when it compares two listings of the runtime;
 # 6. compute the grace period a container stop gets, with its 2-second floor;
-# 7. trace a Pod through a replayed timeline and read its phases off it.
+# 7. trace a Pod through a replayed timeline and read its phases off it;
+# 8. compute the delays on a v1.36 node whose kubelet caps them, and when they start over there.
 #
 # **How the exercises work.** Each exercise is a function for you to write, followed by a check
 # cell. The check runs your function on cases whose answers come from the upstream Go code (the
@@ -41,7 +43,7 @@ from mini_kubelet import container as kc
 from mini_kubelet.clock import Clock
 from mini_kubelet.cri import RuntimeService
 from mini_kubelet.events import Recorder
-from mini_kubelet.flowcontrol import new_container_back_off
+from mini_kubelet.flowcontrol import new_back_off, new_container_back_off
 from mini_kubelet.kubelet_pods import get_phase
 from mini_kubelet.kuberuntime.kuberuntime_manager import compute_pod_actions, sync_pod
 import contextlib
@@ -583,6 +585,70 @@ check("Exercise 7: trace a Pod through a replay", phase_changes, [
 ])
 
 # %% [markdown]
+# ## Exercise 8: the CrashLoopBackOff delays in v1.36
+#
+# *The current release.* Exercise 3 is v1.27's back-off, the same on every node: 10 s, doubling
+# to 300 s. Two things changed since.
+#
+# - From v1.32 (kubernetes/kubernetes#128374, KEP-4603) the kubelet no longer lets client-go
+#   decide when an entry starts over. It sets its own expiry, gate or no gate: an entry expires
+#   when the instance finished **more than 600 s** (10 minutes) after the entry was last moved on,
+#   whatever the cap. With the 300 s cap that is exactly exercise 3's rule (2 x 300 s); with a
+#   smaller cap it is not.
+# - The same change added `KubeletCrashLoopBackOffMax` (alpha in 1.32; beta and on by default
+#   from 1.35, #135044, so on in v1.36). It lets a node's kubelet configuration set
+#   `crashLoopBackOff.maxContainerRestartPeriod`, from 1 s to 300 s. That value is the cap of the
+#   doubling, and the first delay is never above it: 10 s, or the cap if the cap is smaller. Left
+#   unset, the cap stays 300 s.
+#
+# Write `restart_waits_v136(run_seconds, max_restart_period)`: exercise 3's question on a v1.36
+# node whose `maxContainerRestartPeriod` is `max_restart_period` seconds, or `None` when the
+# configuration does not set it. Build on your exercise 3: only the cap, the first delay and the
+# expiry change. (`new_back_off(initial, cap, clock)` from `mini_kubelet.flowcontrol` takes a
+# `has_expired_func(event_time, last_update, cap)` attribute that replaces the 2 x cap rule, if
+# you want it.)
+
+# %%
+def restart_waits_v136(run_seconds: list, max_restart_period) -> list:
+    """The wait before each restart on a v1.36 node, with the kubelet config's maxContainerRestartPeriod (or None)."""
+    # BEGIN SOLUTION
+    cap = timedelta(seconds=300 if max_restart_period is None else max_restart_period)
+    clock = Clock()
+    back_off = new_back_off(min(timedelta(seconds=10), cap), cap, clock)
+    back_off.has_expired_func = lambda event_time, last_update, _cap: event_time - last_update > timedelta(seconds=600)
+    waits = []
+    for ran in run_seconds:
+        clock.advance(timedelta(seconds=ran))
+        finished = clock.now()
+        waited = 0
+        if back_off.is_in_back_off_since("c", finished):
+            waited = int(back_off.get("c").total_seconds())
+            clock.advance(back_off.get("c"))
+        back_off.next("c", finished)
+        waits.append(waited)
+    return waits
+    # END SOLUTION
+
+
+# %%
+check("Exercise 8: the CrashLoopBackOff delays in v1.36", restart_waits_v136, [
+    case([0] * 6, 30, expected=[0, 10, 20, 30, 30, 30],
+         note='container_restart_test.go "Alternate restart backs off": a 30 s cap'),
+    case([5] * 8, 30, expected=[0, 10, 20, 30, 30, 30, 30, 30],
+         note="lifecycle-crash-loop-max.yaml: the replay's backOff column"),
+    case([0] * 8, None, expected=[0, 10, 20, 40, 80, 160, 300, 300],
+         note="newCrashLoopBackOff: unset, the cap stays MaxContainerBackOff (as in v1.27)"),
+    case([0] * 4, 5, expected=[0, 5, 5, 5], note="newCrashLoopBackOff: the first delay is never above the cap"),
+    case([0] * 3, 1, expected=[0, 1, 1], note="validation.go: 1 s, the smallest cap allowed"),
+    case([0, 0, 0, 61, 0], 30, expected=[0, 10, 20, 30, 30],
+         note="kubelet.go HasExpiredFunc: 61 s of quiet is not 10 minutes (2 x cap would have reset)"),
+    case([0, 0, 0, 601, 0], 30, expected=[0, 10, 20, 0, 10],
+         note="TestAlternateHasExpiredFunc: past the kubelet's 600 s, it starts over"),
+    case([0, 0, 0, 600, 0], 30, expected=[0, 10, 20, 30, 30], note="exactly 600 s is not expired (strict >)"),
+    case([0, 0, 0, 700, 0], None, expected=[0, 10, 20, 0, 10], note="TestBackoffReset: the same as in v1.27"),
+])
+
+# %% [markdown]
 # ## What you learned
 #
 # - The phase is computed from the container statuses and the restart policy at every sync: a
@@ -592,7 +658,9 @@ check("Exercise 7: trace a Pod through a replay", phase_changes, [
 #   any exit; `OnFailure`: a non-zero one; `Never`: none); with no instance, or in an unknown
 #   state, it starts whatever the policy; in a Pod being deleted, nothing restarts.
 # - The crash-loop delays are 0, 10, 20, 40, 80, 160 and then 300 s, measured from the finish;
-#   they start over once more than 600 s passed since the delay last moved on.
+#   they start over once more than 600 s passed since the delay last moved on. In v1.36 a node's
+#   kubelet config may cap them lower (`crashLoopBackOff.maxContainerRestartPeriod`, on from 1.35),
+#   and from 1.32 they start over after 10 minutes of quiet whatever the cap.
 # - In v1.27 init containers run one per sync, in order; a failed one is retried in place, or
 #   kills the Pod under `Never`; the app containers wait for the last one.
 # - The PLEG reports states, not histories: each relist compares two listings and sends

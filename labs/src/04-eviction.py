@@ -7,7 +7,8 @@
 # Pods are ranked, and what message the evicted Pod is left with. In this lab you write those
 # rules yourself, as Kubernetes v1.27 applies them, and check your answers against the numbers in
 # upstream's own unit tests. Then you replay a whole node on a virtual clock and read the result
-# off a plot.
+# off a plot, and last you work out the grace period an eviction gives, release by release up to
+# the current one, v1.36.
 #
 # **You will be able to**
 #
@@ -16,7 +17,8 @@
 # 3. decide whether a threshold is met, with its minimum reclaim;
 # 4. rank Pods under memory pressure, and see for yourself that the order is not the QoS order;
 # 5. predict the evicted Pod and its status message, word for word;
-# 6. replay a node under memory pressure and read the timing rules off a plot.
+# 6. replay a node under memory pressure and read the timing rules off a plot;
+# 7. give the grace period of a hard or a soft eviction in v1.27, in v1.36 and in between.
 #
 # **How the exercises work.** Each exercise is a function for you to write, followed by a check
 # cell. The check runs your function on cases whose answers come from the upstream Go code (the
@@ -709,6 +711,75 @@ check("Exercise 6: read the replay", answer, [
 ])
 
 # %% [markdown]
+# ## Exercise 7: an eviction's grace period, by release
+#
+# *The current release.* Exercise 6 ended on a v1.27 quirk: the eviction manager passed an override
+# of 0, and `batch` still had 30 seconds. Two pieces decide the seconds an evicted Pod's containers
+# get, and both changed after 1.27.
+#
+# **The override the eviction manager asks for** (`synchronize`):
+#
+# - a hard threshold (grace period 0) asks for 0 in v1.27; from v1.31
+#   (kubernetes/kubernetes#124063) it asks for 1;
+# - a soft threshold asks for `evictionMaxPodGracePeriod`; from v1.32
+#   (kubernetes/kubernetes#122890) it asks for the **smaller** of that and the Pod's own
+#   `terminationGracePeriodSeconds`, when the Pod sets one. (A deprecated gate,
+#   `AllowOverwriteTerminationGracePeriodSeconds`, brought the old rule back until it was locked
+#   off in 1.35.)
+#
+# **What the pod worker makes of it** (`calculateEffectiveGracePeriod`, for a running Pod): the
+# override is the grace period, except that in v1.27 an override of 0 reads as "none", so the
+# Pod's own `terminationGracePeriodSeconds` (30 when the manifest leaves it out) is used instead.
+# From v1.31 (the same #124063) an override that was given is kept, and 0 becomes 1 s.
+#
+# Write `eviction_grace_period(release, kind, max_pod_grace, pod_grace)` returning the pair
+# `(override, seconds)`: `release` is a string like `"1.27"` or `"1.36"`, `kind` is `"hard"` or
+# `"soft"`, `max_pod_grace` is the node's `evictionMaxPodGracePeriod` and `pod_grace` the Pod's
+# `terminationGracePeriodSeconds` (`None` when not set). Compare releases as numbers: `"1.31"` is
+# `(1, 31)`.
+
+# %%
+def eviction_grace_period(release: str, kind: str, max_pod_grace: int, pod_grace) -> tuple:
+    """The override an eviction asks for and the seconds the Pod's containers get, by release."""
+    # BEGIN SOLUTION
+    version = tuple(int(part) for part in release.split("."))
+    if kind == "hard":
+        override = 1 if version >= (1, 31) else 0
+    else:
+        override = max_pod_grace
+        if version >= (1, 32) and pod_grace is not None:
+            override = min(override, pod_grace)
+    own = 30 if pod_grace is None else pod_grace
+    if override == 0:
+        return override, (1 if version >= (1, 31) else own)
+    return override, override
+    # END SOLUTION
+
+
+# %%
+check("Exercise 7: an eviction's grace period, by release", eviction_grace_period, [
+    case("1.27", "hard", 0, None, expected=(0, 30),
+         note="memory-hard.yaml: leaky evicted at 4m50s, its containers stop at 5m20s"),
+    case("1.36", "hard", 0, None, expected=(1, 1),
+         note="memory-hard.yaml --kubernetes-version 1.36: stopped at 4m51s"),
+    case("1.31", "hard", 0, None, expected=(1, 1), note="TestMemoryPressure (1.31+): the hard eviction asks for 1"),
+    case("1.30", "hard", 0, 60, expected=(0, 60), note="calculateEffectiveGracePeriod before #124063: the Pod's own"),
+    case("1.36", "hard", 90, 60, expected=(1, 1), note="synchronize: evictionMaxPodGracePeriod is for soft ones only"),
+    case("1.36", "soft", 5, None, expected=(5, 5),
+         note="TestMemoryPressure: MaxPodGracePeriodSeconds 5, pods without their own"),
+    case("1.27", "soft", 90, 60, expected=(90, 90),
+         note="memory-soft-grace-1.36.yaml --kubernetes-version 1.27: more than the Pod asked for"),
+    case("1.31", "soft", 90, 60, expected=(90, 90), note="synchronize (v1.31.12): still the max"),
+    case("1.36", "soft", 90, 60, expected=(60, 60), note="memory-soft-grace-1.36.yaml: min(90, 60)"),
+    case("1.36", "soft", 20, 60, expected=(20, 20), note="synchronize (#122890): min(20, 60)"),
+    case("1.36", "soft", 90, None, expected=(90, 90), note="synchronize: no terminationGracePeriodSeconds, no min"),
+    case("1.27", "soft", 0, None, expected=(0, 30), note="exercise 6's replay: batch's memory freed 30 s after"),
+    case("1.36", "soft", 0, None, expected=(0, 1),
+         note="Test_calculateEffectiveGracePeriod: use 1 when grace period override is zero (the replay: 181 s)"),
+    case("1.36", "soft", 0, 60, expected=(0, 1), note="synchronize: min(0, 60) is 0, which becomes 1 s"),
+])
+
+# %% [markdown]
 # ## What you learned
 #
 # - Eviction thresholds are `signal<value`; a percentage is a float32 fraction of the signal's
@@ -724,7 +795,8 @@ check("Exercise 6: read the replay", answer, [
 # - A soft threshold raises its node condition at once and evicts only after its grace period;
 #   the condition stays for the transition period, and keeps refusing BestEffort Pods meanwhile.
 # - An override of 0 gives the Pod its own grace period in v1.27, while `killPodNow` waits only
-#   10 seconds before recording `ExceededGracePeriod`.
+#   10 seconds before recording `ExceededGracePeriod`. From v1.31 a hard eviction gives 1 s and
+#   an override of 0 means 1 s; from v1.32 a soft eviction gives at most the Pod's own grace period.
 #
 # The `mini_kubelet.eviction` package implements these same rules with the upstream names, and
 # `mini-kubelet run SCENARIO.yaml` replays your own scenarios.

@@ -5,7 +5,8 @@
 # evicted.* You have what a cluster gives you: the node's `/stats/summary` JSON, `kubectl get pods
 # -o yaml` for the Pods on it, and the node's kubelet settings. In this lab you read them as the
 # kubelet's eviction manager does, predict which Pod goes next and the message it is left with,
-# word for word, and then change one setting (or one Pod) and predict again. Every answer is
+# word for word, and then change one setting (or one Pod) and predict again; last, you read the
+# same configuration as a kubelet of the current release, v1.36, does. Every answer is
 # checked against the course's eviction manager run on the same files, so a check tells you what
 # the kubelet would have done.
 #
@@ -16,7 +17,8 @@
 # 3. rank thirty real Pods under memory pressure, and explain why the first is not the biggest;
 # 4. predict the next victim and its eviction message, word for word;
 # 5. predict a second pass: the minimum reclaim, and what one changed setting does;
-# 6. say which new Pods the node refuses while the pressure lasts, and with what message.
+# 6. say which new Pods the node refuses while the pressure lasts, and with what message;
+# 7. say which thresholds a v1.36 kubelet enforces on the same node, and which of them it meets.
 #
 # **How the exercises work.** As in the other labs, each exercise is a function for you to write,
 # followed by a check cell that prints a table of cases: every case passed, or the first failing
@@ -36,7 +38,7 @@ from datetime import timedelta
 
 from kubernetes.utils import parse_quantity
 
-from mini_kubelet import stats
+from mini_kubelet import features, stats
 from mini_kubelet.eviction import (DEFAULT_EVICTION_HARD, format_quantity, get_threshold_quantity,
                                    make_signal_observations, merge_thresholds, parse_threshold_config,
                                    sort_by_eviction_priority)
@@ -500,6 +502,73 @@ check("Exercise 6: who gets in while the pressure lasts?", admit, [
 ])
 
 # %% [markdown]
+# ## Exercise 7: the node's thresholds in v1.36
+#
+# *The current release.* Exercise 1 read worker-5's configuration as a v1.27 kubelet does. Two
+# things about `evictionHard` changed since, both in how the kubelet fills it in:
+#
+# - From v1.30 (kubernetes/kubernetes#121834) the Linux defaults have a fifth threshold,
+#   `imagefs.inodesFree<5%`, after the four of v1.27. A configuration without `evictionHard` gets
+#   all five.
+# - From v1.33 (kubernetes/kubernetes#127577) the KubeletConfiguration has a field
+#   `mergeDefaultEvictionSettings` (false unless set). When it is `true` and `evictionHard` is
+#   given, every default signal the map leaves out is added after the given ones, with its default
+#   value; the signals the map names keep their values, `0%` (switched off) included. An empty
+#   map is then all the defaults. Without the field, a given map still replaces the defaults as a
+#   whole, as in v1.27.
+#
+# Nothing else in exercise 1 changes. Write `thresholds_met_v136(summary, kubelet)`, the same
+# answer as `thresholds_met` for a v1.36 kubelet. One way: work out the `evictionHard` map the
+# v1.36 kubelet ends up with and give exercise 1 a copy of the configuration with that map.
+# `node.with_inodes(summary, free)` sets the free inodes of the node's filesystem (the image
+# filesystem is the same one on worker-5, so both move). The check's expected answers come from
+# the course's eviction manager run as v1.36.
+
+# %%
+def thresholds_met_v136(summary: dict, kubelet: dict) -> list:
+    """Exercise 1's answer for a v1.36 kubelet: the five defaults, and mergeDefaultEvictionSettings."""
+    # BEGIN SOLUTION
+    defaults = dict(DEFAULT_EVICTION_HARD, **{"imagefs.inodesFree": "5%"})
+    hard = kubelet.get("evictionHard")
+    if hard is None:
+        hard = defaults
+    elif kubelet.get("mergeDefaultEvictionSettings"):
+        hard = {**hard, **{signal: value for signal, value in defaults.items() if signal not in hard}}
+    return thresholds_met(summary, {**kubelet, "evictionHard": hard})
+    # END SOLUTION
+
+
+# %%
+def met_case_v136(summary, kubelet, note):
+    with features.release_profile("1.36"):
+        return case(summary, kubelet, expected=node.kubelet_thresholds_met(summary, kubelet), note=note)
+
+
+few_inodes = node.with_inodes(summary, 300000)
+check("Exercise 7: the node's thresholds in v1.36", thresholds_met_v136, [
+    met_case_v136(summary, kubelet, "worker-5 as it is: its evictionHard is given, the same as in v1.27"),
+    met_case_v136(few_inodes, kubelet, "inodes below 5%: worker-5 lists nodefs.inodesFree only, as in v1.27"),
+    met_case_v136(few_inodes, settings("evictionHard removed", evictionHard=None),
+                  "DefaultEvictionHard (1.30+, #121834): imagefs.inodesFree<5% too (v1.27: nodefs only)"),
+    met_case_v136(few_inodes, settings("mergeDefaultEvictionSettings", mergeDefaultEvictionSettings=True),
+                  "loadConfigFile (1.33+, #127577): the fifth default added after worker-5's four"),
+    met_case_v136(node.with_imagefs(summary, "12Gi"),
+                  settings("evictionHard memory only, merged", evictionHard={"memory.available": "750Mi"},
+                           mergeDefaultEvictionSettings=True),
+                  "merged: imagefs.available<15% comes back (exercise 1: no imagefs threshold at all)"),
+    met_case_v136(node.with_imagefs(summary, "12Gi"),
+                  settings("evictionHard memory only", evictionHard={"memory.available": "750Mi"}),
+                  "not merged: a given map still replaces the defaults"),
+    met_case_v136(node.with_memory(summary, node="50Mi"),
+                  settings("evictionHard {}, merged", evictionHard={}, mergeDefaultEvictionSettings=True),
+                  "merged: an empty map is all the defaults, memory.available<100Mi (v1.27: no hard one)"),
+    met_case_v136(few_inodes, settings("nodefs.inodesFree 0%, merged",
+                                       evictionHard={"memory.available": "750Mi", "nodefs.inodesFree": "0%"},
+                                       mergeDefaultEvictionSettings=True),
+                  "merged: a signal switched off stays off; imagefs.inodesFree still catches it"),
+])
+
+# %% [markdown]
 # ## What you learned
 #
 # - A KubeletConfiguration's `evictionHard` replaces the defaults as a whole; a soft threshold with
@@ -515,6 +584,9 @@ check("Exercise 6: who gets in while the pressure lasts?", admit, [
 #   decides whether a second Pod goes; a priority or a request decides which.
 # - While the pressure lasts, the node refuses BestEffort Pods (memory) or every Pod that is not
 #   critical (disk, PIDs), with a message that lists the conditions.
+# - In v1.36 a missing `evictionHard` means five defaults (`imagefs.inodesFree<5%` since 1.30), and
+#   `mergeDefaultEvictionSettings: true` (since 1.33) adds the defaults a given map leaves out;
+#   without it, worker-5's own map still decides alone.
 #
 # `mini-kubelet eviction rank --summary SUMMARY.json --pods PODS.yaml --signal memory.available`
 # ranks your own node's Pods from the same two files, and chapter 4's *Replaying a node* replays a

@@ -227,6 +227,15 @@ def with_imagefs(summary: dict, available: str) -> Doc:
     return _labelled(Doc, doc, f"{_label(summary)}, filesystem available {available}")
 
 
+def with_inodes(summary: dict, free: int) -> Doc:
+    """The summary with the filesystem's inodesFree set (the image filesystem is the node's here: both move)."""
+    doc = copy.deepcopy(dict(summary))
+    for fs in (doc["node"]["fs"], doc["node"]["runtime"]["imageFs"]):
+        fs["inodesFree"] = free
+        fs["inodesUsed"] = fs["inodes"] - free
+    return _labelled(Doc, doc, f"{_label(summary)}, {free} inodes free")
+
+
 def with_kubelet(kubelet: dict, label: str, **fields: Any) -> Doc:
     """The KubeletConfiguration with these fields set (None removes one)."""
     doc = copy.deepcopy(dict(kubelet))
