@@ -142,6 +142,7 @@ def new_back_off(initial: timedelta, max_duration: timedelta, clock: Clock) -> B
     return Backoff(initial, max_duration, clock)
 
 
+# --8<-- [start:new_crash_loop_back_off]
 def new_crash_loop_back_off(max_container_restart_period: Optional[timedelta] = None) -> tuple[timedelta, timedelta]:
     """(cap, initial delay) of the crash-loop back-off, by the release's gates and the kubelet config.
 
@@ -158,6 +159,7 @@ def new_crash_loop_back_off(max_container_restart_period: Optional[timedelta] = 
         cap = max_container_restart_period if max_container_restart_period is not None else MAX_CONTAINER_BACK_OFF
         initial = min(initial, cap)
     return cap, initial
+# --8<-- [end:new_crash_loop_back_off]
 
 
 def new_container_back_off(clock: Clock, max_container_restart_period: Optional[timedelta] = None) -> Backoff:

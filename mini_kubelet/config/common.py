@@ -90,6 +90,7 @@ def apply_defaults(pod: V1Pod, doc: dict, source: str, is_file: bool, node_name:
 # --8<-- [end:apply_defaults]
 
 
+# --8<-- [start:try_decode_single_pod]
 def try_decode_single_pod(doc: Any, source: str, node_name: str, is_file: bool = True) -> V1Pod:
     """Turn one manifest into a defaulted static pod; a ManifestError if it is not a valid Pod.
 
@@ -104,6 +105,7 @@ def try_decode_single_pod(doc: Any, source: str, node_name: str, is_file: bool =
         if resource:
             raise api.ManifestError(source, field, f"static pods may not reference {resource}")
     return pod
+# --8<-- [end:try_decode_single_pod]
 
 
 _LOCAL_VOLUMES = ("aws_elastic_block_store", "azure_disk", "cephfs", "cinder", "downward_api", "empty_dir", "fc",

@@ -290,6 +290,7 @@ def kill_containers_with_sync_result(runtime: RuntimeService, pod: V1Pod, runnin
     return results
 
 
+# --8<-- [start:termination_order]
 def termination_order(pod: Optional[V1Pod], running: list) -> list:
     """The running containers in the order they stop: as listed, but sidecars after the rest, in reverse spec order.
 
@@ -301,6 +302,7 @@ def termination_order(pod: Optional[V1Pod], running: list) -> list:
         return list(running)
     last_first = {name: i for i, name in enumerate(reversed(sidecars))}
     return sorted(running, key=lambda c: (c.name in last_first, last_first.get(c.name, 0)))
+# --8<-- [end:termination_order]
 
 
 def prune_init_containers_before_start(runtime: RuntimeService, pod: V1Pod, pod_status: PodStatus) -> None:
