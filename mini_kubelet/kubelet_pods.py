@@ -17,7 +17,8 @@ from kubernetes.client import (
 
 from mini_kubelet import api, features, prober, qos, types
 from mini_kubelet.container import (
-    all_containers_could_restart, container_should_restart, has_any_regular_container_started, is_restartable_init_container,
+    RESTART_RULE_ACTION_RESTART_ALL_CONTAINERS, all_containers_could_restart, container_should_restart,
+    find_matching_container_restart_rule, has_any_regular_container_started, is_restartable_init_container,
     CONTAINER_STATE_CREATED, CONTAINER_STATE_EXITED, CONTAINER_STATE_RUNNING, CONTAINER_STATE_UNKNOWN, PodStatus,
     RESTART_POLICY_ALWAYS, RESTART_POLICY_NEVER, Status, should_container_be_restarted,
 )
@@ -51,14 +52,19 @@ def get_phase(pod: V1Pod, info: list[V1ContainerStatus], pod_is_terminal: bool) 
     v1.32: running but not started keeps initialisation pending until a regular container has
     started; once terminated they no longer count. With ContainerRestartRules (on from 1.35) an exited
     container is judged by whether it will run again (its own policy and rules): an init container that
-    will not fails the pod, and with every regular container stopped, one that will keeps it Running.
+    will not fails the pod, and with every regular container stopped, one that will keeps it Running; with
+    RestartAllContainersOnContainerExits one whose exit matches a RestartAllContainers rule will.
     Upstream: pkg/kubelet/kubelet_pods.go getPhase (v1.27; the sidecar branch as in v1.32, the rules as a
     later release reads them)
     """
     spec = pod.spec
     rules = features.DEFAULT_FEATURE_GATE.enabled("ContainerRestartRules")
+    restart_all = rules and features.DEFAULT_FEATURE_GATE.enabled("RestartAllContainersOnContainerExits")
 
     def restartable(c, code: int) -> bool:  # with rules: will this exited container run again?
+        if restart_all and getattr(find_matching_container_restart_rule(c, code), "action", None) == \
+                RESTART_RULE_ACTION_RESTART_ALL_CONTAINERS:
+            return True  # it runs again with all the others (the course's model: upstream's getPhase not read)
         return rules and container_should_restart(c, spec.restart_policy, code)
     pending_regular_init = pending_restartable_init = failed_initialization = 0
     unknown = running = waiting = stopped = succeeded = stopped_not_restartable = 0
