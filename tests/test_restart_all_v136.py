@@ -6,12 +6,13 @@ did before. Ported upstream tables, each naming its source and the copy read:
   TestGeneratePodInitializedCondition (11 cases, run with the gate on): read in two copies later than the
   v1.36 feature freeze, one of 22,981 characters and a later one (42,249, with the InsecureUserID tests); the
   two tables are the same. The v1.36.0 tag itself was not at hand.
+- test/e2e/node "Pod Extended (RestartAllContainers)", its 5 Its (every named container restarts; the Pod runs
+  again), replayed: read in a copy of the same era (package node; its exact file path was not shown).
 The rest is derived, and says so: from generate.go (the same late copy: GenerateAllContainersRestartingCondition,
 the Initialized condition kept during an in-place restart), kubelet.go (a copy later than v1.36.0: SyncPod reads
 the condition, passes restartingAllContainers to the runtime and syncs again after a reset that removed a
 container), the prober worker's call of ShouldAllContainersRestart with no runtime status, KEP-5532's "Restart
-Phases" (stop and remove every init and regular container, keep the sandbox, run the init containers again) and
-test/e2e_node's "should restart all containers on regular container exit" (every container restarts once).
+Phases" (stop and remove every init and regular container, keep the sandbox, run the init containers again).
 Not read, so written as the course's model (see the module docstrings): the bodies of ShouldAllContainersRestart,
 AllContainersRestartCleanedUp and AllContainersCouldRestart, computePodActions' reset, the status manager letting
 the containers of such a Pod leave a terminated state, getPhase counting an exit that triggers the rule as one that
@@ -308,3 +309,50 @@ def test_after_a_reset_the_kubelet_syncs_again_at_once(monkeypatch):
     monkeypatch.setattr(kubelet_sync, "UpdatePodOptions", Recording)
     run_lifecycle(SCENARIO)
     assert asked == ["trainer"]
+
+
+def crash(at: str, container: str, code: int) -> dict:
+    return {"at": at, "crash" if code else "exit": {"pod": "p", "container": container, "code": code}}
+
+
+BOX = {"image": "registry.example.com/busybox:1"}
+SIDE = {"name": "sidecar", **BOX, "restartPolicy": "Always"}
+# test/e2e/node "Pod Extended (RestartAllContainers)" (a copy of the 1.35/1.36 era): (It, spec, run, events,
+# the restart count each container shows at the end, the containers that must run then). The shell scripts that
+# exit 42 only the first time are scenario events here.
+E2E = [
+    ("should restart all containers on regular container exit",
+     {"initContainers": [{"name": "init", **BOX}, SIDE], "containers": [trigger("source-container"), {"name": "regular", **BOX}]},
+     {"init": {"after": "1s", "exitCode": 0}}, [crash("10s", "source-container", 42)],
+     {"init": 1, "sidecar": 1, "source-container": 1, "regular": 1}, ["source-container", "regular"]),
+    ("should restart all containers on sidecar container exit",
+     {"initContainers": [{"name": "init", **BOX}, SIDE, {**trigger("source-sidecar"), "restartPolicy": "Always"}],
+      "containers": [{"name": "regular", **BOX}]},
+     {"init": {"after": "1s", "exitCode": 0}}, [crash("10s", "source-sidecar", 42)],
+     {"init": 1, "sidecar": 1, "source-sidecar": 1, "regular": 1}, ["regular", "source-sidecar"]),
+    ("should restart init and sidecar containers on init container exit",
+     {"initContainers": [SIDE, {"name": "init", **BOX}, trigger("source-init")], "containers": [{"name": "regular", **BOX}]},
+     {"init": {"after": "1s", "exitCode": 0}}, [crash("5s", "source-init", 42), crash("12s", "source-init", 0)],
+     {"sidecar": 1, "init": 1, "source-init": 1, "regular": 0}, ["regular"]),
+    ("should allow multiple RestartAllContainers actions and not introduce a loop",
+     {"containers": [trigger("source-container"), trigger("regular")]}, {}, [crash("10s", "source-container", 42)],
+     {"source-container": 1, "regular": 1}, ["source-container", "regular"]),
+    ("should restart all containers on a previously restarted regular container exit",
+     {"restartPolicy": "Always", "containers": [{**trigger("source-container"), "restartPolicy": "Always"},
+                                                {"name": "regular", **BOX}]},
+     {}, [crash("5s", "source-container", 1), crash("15s", "source-container", 42)],
+     {"source-container": 2, "regular": 1}, ["source-container", "regular"]),
+]
+
+
+@pytest.mark.parametrize("it, spec, run, events, counts, running", E2E, ids=[case[0] for case in E2E])
+def test_the_e2e_pods_restart_every_container_once(tmp_path, it, spec, run, events, counts, running):
+    """test/e2e/node Pod Extended (RestartAllContainers), 5 Its: each named container restarts (its last count)."""
+    timeline = inline(tmp_path, "1.36", spec, events=events, pod={"run": run} if run else {})
+    last = {}
+    for r in timeline.restarts:
+        last[r.container] = r.count
+    assert {name: last.get(name, 0) for name in counts} == counts
+    line = timeline.at("p", 30)
+    assert (line.phase, line.status) == ("Running", "Running")
+    assert not timeline.kills
