@@ -186,9 +186,11 @@ ERR_RUN_CONTAINER = "RunContainerError"
 ERR_KILL_CONTAINER = "KillContainerError"
 ERR_CREATE_POD_SANDBOX = "CreatePodSandboxError"
 ERR_KILL_POD_SANDBOX = "KillPodSandboxError"
+ERR_REMOVE_CONTAINER = "RemoveContainerError"  # the name is this course's: the upstream error was not read
 
 START_CONTAINER = "StartContainer"  # SyncAction
 KILL_CONTAINER = "KillContainer"
+REMOVE_CONTAINER = "RemoveContainer"
 CREATE_POD_SANDBOX = "CreatePodSandbox"
 CONFIG_POD_SANDBOX = "ConfigPodSandbox"
 KILL_POD_SANDBOX = "KillPodSandbox"
@@ -281,6 +283,7 @@ def has_any_regular_container_started(pod: V1Pod, statuses: list) -> bool:
 
 # --8<-- [start:container_should_restart]
 RESTART_RULE_ACTION_RESTART = "Restart"  # k8s.io/api/core/v1 ContainerRestartRuleAction
+RESTART_RULE_ACTION_RESTART_ALL_CONTAINERS = "RestartAllContainers"  # RestartAllContainersOnContainerExits, from 1.35
 RESTART_RULE_OP_IN, RESTART_RULE_OP_NOT_IN = "In", "NotIn"  # ContainerRestartRuleOnExitCodesOperator
 
 
@@ -330,3 +333,50 @@ def is_container_restartable(pod_restart_policy: Optional[str], container: V1Con
         return own != RESTART_POLICY_NEVER
     return pod_restart_policy != RESTART_POLICY_NEVER
 # --8<-- [end:container_should_restart]
+
+
+# --8<-- [start:restart_all_containers]
+def all_containers_could_restart(spec) -> bool:
+    """Whether any init or regular container has a restart rule with action RestartAllContainers.
+
+    Upstream: pkg/api/v1/pod/util.go AllContainersCouldRestart (RestartAllContainersOnContainerExits)
+    """
+    return any(r.action == RESTART_RULE_ACTION_RESTART_ALL_CONTAINERS for c in (spec.init_containers or []) +
+               (spec.containers or []) for r in getattr(c, "restart_policy_rules", None) or [])
+
+
+def should_all_containers_restart(pod: V1Pod, pod_status: Optional["PodStatus"], old_status) -> bool:
+    """Whether the pod is in, or must begin, an in-place restart of all its containers.
+
+    It is when the old API status has AllContainersRestarting True, or when the newest instance of an init
+    or regular container exited with a code whose first matching rule says RestartAllContainers (with no
+    runtime status, the API's terminated states are read instead, as the prober's worker calls it).
+    Upstream: pkg/kubelet/container/helpers.go ShouldAllContainersRestart (from its callers and tests; see
+    tests/test_restart_all_v136.py)
+    """
+    if old_status is not None and any(c.type == "AllContainersRestarting" and c.status == "True"
+                                      for c in old_status.conditions or []):
+        return True
+    api = {s.name: s for s in ((old_status.init_container_statuses or []) + (old_status.container_statuses or [])
+                               if old_status is not None else [])}
+    for c in (pod.spec.init_containers or []) + pod.spec.containers:
+        if pod_status is not None:
+            s = pod_status.find_container_status_by_name(c.name)
+            code = s.exit_code if s is not None and s.state == CONTAINER_STATE_EXITED else None
+        else:
+            s = api.get(c.name)
+            code = s.state.terminated.exit_code if s is not None and s.state and s.state.terminated else None
+        rule = find_matching_container_restart_rule(c, code) if code is not None else None
+        if rule is not None and rule.action == RESTART_RULE_ACTION_RESTART_ALL_CONTAINERS:
+            return True
+    return False
+
+
+def all_containers_restart_cleaned_up(pod: V1Pod, pod_status: "PodStatus") -> bool:
+    """Whether the runtime holds no instance of any init or regular container (the reset is done).
+
+    Upstream: pkg/kubelet/container/helpers.go AllContainersRestartCleanedUp
+    """
+    return not any(pod_status.find_container_status_by_name(c.name) is not None
+                   for c in (pod.spec.init_containers or []) + pod.spec.containers)
+# --8<-- [end:restart_all_containers]

@@ -157,6 +157,7 @@ class RuntimeService:
         self.containers: dict[str, FakeContainer] = _ByPod(self)
         self.injected_errors: dict[str, str] = {}  # CRI call name -> message of its next failure
         self._seq = 0
+        self.logged: dict[tuple[str, str], int] = {}  # (pod UID, container) -> highest restart count it logged
 
     def touch(self, pod_uid: str) -> None:
         """Count a change to the pod's runtime state."""
@@ -252,7 +253,18 @@ class RuntimeService:
 
         Upstream: k8s.io/cri-api RuntimeService.RemoveContainer
         """
-        self.containers.pop(container_id, None)
+        c = self.containers.pop(container_id, None)
+        if c is not None:  # its log file stays in the pod's log directory
+            key = (c.pod_uid, c.name)
+            self.logged[key] = max(self.logged.get(key, c.restart_count), c.restart_count)
+
+    def restart_count_by_log_dir(self, pod_uid: str, name: str) -> int:
+        """The next restart count the log files of a container with no instance left imply (0 if none).
+
+        Upstream: pkg/kubelet/kuberuntime/kuberuntime_container.go calcRestartCountByLogDir (the files are
+        named by restart count; the highest plus one)
+        """
+        return self.logged[(pod_uid, name)] + 1 if (pod_uid, name) in self.logged else 0
     # --8<-- [end:cri]
 
     def _container(self, container_id: str) -> FakeContainer:

@@ -71,6 +71,7 @@ class Kubelet:
                                     back_off=new_container_back_off(clock, max_container_restart_period))
         self.pod_workers = PodWorkers(self.syncer, self.work_queue, self.pod_cache, clock)
         self.syncer.is_pod_termination_requested = self.pod_workers.is_pod_termination_requested
+        self.syncer.update_pod = self.pod_workers.update_pod  # kubelet.go SyncPod: podWorkers.UpdatePod
         self.pleg = GenericPLEG(self.runtime.get_pods, clock, get_pod_status=self.runtime.get_pod_status,
                                 cache=self.pod_cache, generation=lambda: self.runtime.generation)
         self.handlers = KubeletHandlers(self.pod_workers, self.pod_manager, SourcesReady(self.config.seen_all_sources),

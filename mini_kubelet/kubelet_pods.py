@@ -17,14 +17,16 @@ from kubernetes.client import (
 
 from mini_kubelet import api, features, prober, qos, types
 from mini_kubelet.container import (
-    container_should_restart, has_any_regular_container_started, is_restartable_init_container,
+    RESTART_RULE_ACTION_RESTART_ALL_CONTAINERS, all_containers_could_restart, container_should_restart,
+    find_matching_container_restart_rule, has_any_regular_container_started, is_restartable_init_container,
     CONTAINER_STATE_CREATED, CONTAINER_STATE_EXITED, CONTAINER_STATE_RUNNING, CONTAINER_STATE_UNKNOWN, PodStatus,
     RESTART_POLICY_ALWAYS, RESTART_POLICY_NEVER, Status, should_container_be_restarted,
 )
 from mini_kubelet.cri import RUNTIME_NAME
 from mini_kubelet.reason_cache import ReasonCache
 from mini_kubelet.status.generate import (
-    generate_containers_ready_condition, generate_pod_initialized_condition, generate_pod_ready_condition,
+    generate_all_containers_restarting_condition, generate_containers_ready_condition, generate_pod_initialized_condition,
+    generate_pod_ready_condition,
 )
 
 # --8<-- [start:constants]
@@ -32,7 +34,8 @@ POD_INITIALIZING = "PodInitializing"  # the waiting reason before a container's 
 CONTAINER_CREATING = "ContainerCreating"  # ... and without
 CONTAINER_STATUS_UNKNOWN = "ContainerStatusUnknown"
 PENDING, RUNNING, SUCCEEDED, FAILED = "Pending", "Running", "Succeeded", "Failed"
-POD_CONDITIONS_BY_KUBELET = ("PodScheduled", "Ready", "Initialized", "ContainersReady")  # pkg/kubelet/types/pod_status.go
+# pkg/kubelet/types/pod_status.go; AllContainersRestarting (1.35) is only ever made with its gate on
+POD_CONDITIONS_BY_KUBELET = ("PodScheduled", "Ready", "Initialized", "ContainersReady", "AllContainersRestarting")
 # --8<-- [end:constants]
 
 
@@ -49,14 +52,19 @@ def get_phase(pod: V1Pod, info: list[V1ContainerStatus], pod_is_terminal: bool) 
     v1.32: running but not started keeps initialisation pending until a regular container has
     started; once terminated they no longer count. With ContainerRestartRules (on from 1.35) an exited
     container is judged by whether it will run again (its own policy and rules): an init container that
-    will not fails the pod, and with every regular container stopped, one that will keeps it Running.
+    will not fails the pod, and with every regular container stopped, one that will keeps it Running; with
+    RestartAllContainersOnContainerExits one whose exit matches a RestartAllContainers rule will.
     Upstream: pkg/kubelet/kubelet_pods.go getPhase (v1.27; the sidecar branch as in v1.32, the rules as a
     later release reads them)
     """
     spec = pod.spec
     rules = features.DEFAULT_FEATURE_GATE.enabled("ContainerRestartRules")
+    restart_all = rules and features.DEFAULT_FEATURE_GATE.enabled("RestartAllContainersOnContainerExits")
 
     def restartable(c, code: int) -> bool:  # with rules: will this exited container run again?
+        if restart_all and getattr(find_matching_container_restart_rule(c, code), "action", None) == \
+                RESTART_RULE_ACTION_RESTART_ALL_CONTAINERS:
+            return True  # it runs again with all the others (the course's model: upstream's getPhase not read)
         return rules and container_should_restart(c, spec.restart_policy, code)
     pending_regular_init = pending_restartable_init = failed_initialization = 0
     unknown = running = waiting = stopped = succeeded = stopped_not_restartable = 0
@@ -239,6 +247,18 @@ def _sort_pod_ips(ips: list[str]) -> list[str]:
     return v4 + [ip for ip in ips if ipaddress.ip_address(ip).version == 6][:1]
 
 
+def _after_reset(old: V1PodStatus, pod_status: PodStatus) -> V1PodStatus:
+    """The old status with each container the reset removed shown as not yet started (its restart count kept).
+
+    Upstream: not read (the course's model of the in-place restart: see tests/test_restart_all_v136.py)
+    """
+    old = api.deep_copy(old)
+    for s in (old.init_container_statuses or []) + (old.container_statuses or []):
+        if pod_status.find_container_status_by_name(s.name) is None:
+            s.state, s.last_state, s.ready = V1ContainerState(waiting=V1ContainerStateWaiting()), None, False
+    return old
+
+
 # --8<-- [start:generate_api_pod_status]
 def generate_api_pod_status(pod: V1Pod, pod_status: PodStatus, pod_is_terminal: bool, *,
                             old_status: Optional[V1PodStatus] = None, reason_cache: Optional[ReasonCache] = None,
@@ -252,6 +272,9 @@ def generate_api_pod_status(pod: V1Pod, pod_status: PodStatus, pod_is_terminal: 
     """
     api_status = pod.status or V1PodStatus()
     old = old_status or api_status
+    if features.DEFAULT_FEATURE_GATE.enabled("RestartAllContainersOnContainerExits") and any(
+            c.type == "AllContainersRestarting" and c.status == "True" for c in old.conditions or []):
+        old = _after_reset(old, pod_status)
     has_init = bool(pod.spec.init_containers)
     ips = _sort_pod_ips(pod_status.ips)
     s = V1PodStatus(
@@ -291,10 +314,14 @@ def generate_api_pod_status(pod: V1Pod, pod_status: PodStatus, pod_is_terminal: 
             conditions[at] = disruption
     sidecars = features.DEFAULT_FEATURE_GATE.enabled("SidecarContainers")  # from 1.28 it reads every container
     conditions.append(generate_pod_initialized_condition(
-        pod.spec, s.init_container_statuses + s.container_statuses if sidecars else s.init_container_statuses, s.phase))
+        pod.spec, s.init_container_statuses + s.container_statuses if sidecars else s.init_container_statuses, s.phase,
+        old))
     conditions.append(generate_pod_ready_condition(pod.spec, conditions, s.container_statuses, s.phase))
     conditions.append(generate_containers_ready_condition(pod.spec, s.container_statuses, s.phase))
     conditions.append(V1PodCondition(type="PodScheduled", status="True"))
+    if features.DEFAULT_FEATURE_GATE.enabled("RestartAllContainersOnContainerExits") and all_containers_could_restart(
+            pod.spec):  # only a pod with a RestartAllContainers rule carries the condition
+        conditions.append(generate_all_containers_restarting_condition(pod, pod_status, old, s.phase))
     s.conditions = conditions
     return s
 # --8<-- [end:generate_api_pod_status]

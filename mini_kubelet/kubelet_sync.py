@@ -17,17 +17,17 @@ from typing import Callable, Optional
 
 from kubernetes.client import V1Pod
 
-from . import container, events, types
+from . import container, events, features, types
 from .clock import Clock
 from .container import (CONFIG_POD_SANDBOX, CONTAINER_STATE_EXITED, CONTAINER_STATE_RUNNING, ERR_CRASH_LOOP_BACK_OFF,
-                        START_CONTAINER, PodStatus, convert_pod_status_to_running_pod)
+                        REMOVE_CONTAINER, START_CONTAINER, PodStatus, convert_pod_status_to_running_pod)
 from .cri import RuntimeService
 from .flowcontrol import Backoff, new_container_back_off
 from .kubelet_pods import generate_api_pod_status
 from .kuberuntime.helpers import get_stable_key
 from .kuberuntime.kuberuntime_container import all_containers
 from .kuberuntime.kuberuntime_manager import kill_pod_with_sync_result, sync_pod
-from .pod_worker_types import Context
+from .pod_worker_types import Context, UpdatePodOptions
 from .pod_workers import _to_api_pod
 from .reason_cache import ReasonCache
 from .status.status_manager import StatusManager
@@ -71,6 +71,7 @@ class KubeletSyncer:
         self.skip_settled_resyncs = skip_settled_resyncs
         self.settled: dict[str, tuple[tuple, tuple]] = {}  # uid -> the inputs of its last sync, if it changed nothing
         self.backing_off: dict[str, tuple] = {}  # uid -> its last sync, if it only met crash-loop back-offs
+        self.update_pod: Optional[Callable[[UpdatePodOptions], None]] = None  # the pod workers' UpdatePod
 
     # --8<-- [start:settled]
     def sync_inputs(self, pod: V1Pod, mirror_pod: Optional[V1Pod], pod_status: PodStatus) -> tuple[tuple, tuple]:
@@ -192,7 +193,10 @@ class KubeletSyncer:
                  pod_status: PodStatus) -> bool:
         """Bring the pod towards its spec; True when it reached a terminal phase (the worker then terminates it).
 
-        Upstream: pkg/kubelet/kubelet.go Kubelet.SyncPod
+        With RestartAllContainersOnContainerExits, a True AllContainersRestarting condition in the status just
+        generated makes the runtime's SyncPod reset every container, and a reset that removed one asks the pod
+        workers for another sync at once (UpdatePod merges it with any pending update, so it cannot loop).
+        Upstream: pkg/kubelet/kubelet.go Kubelet.SyncPod (the gated part as a copy later than v1.36.0 reads)
         """
         if self.skip_settled_resyncs:
             repeated = self._repeat_back_off(pod, mirror_pod, pod_status)
@@ -213,8 +217,15 @@ class KubeletSyncer:
                 deleted = self.mirror_client.delete_mirror_pod(mirror_pod)
             if mirror_pod is None or deleted:
                 self.mirror_client.create_mirror_pod(pod)
+        restarting_all = features.DEFAULT_FEATURE_GATE.enabled("RestartAllContainersOnContainerExits") and any(
+            c.type == "AllContainersRestarting" and c.status == "True" for c in api_status.conditions or [])
         result = sync_pod(self.runtime, pod, pod_status, self.back_off, self.recorder, liveness=self.liveness,
-                          startup=self.startup, termination_requested=self.is_pod_termination_requested(pod.metadata.uid))
+                          startup=self.startup, termination_requested=self.is_pod_termination_requested(pod.metadata.uid),
+                          restarting_all_containers=restarting_all)
+        if restarting_all and result.error() is None and self.update_pod is not None and any(
+                r.action == REMOVE_CONTAINER and r.error is None for r in result.sync_results):
+            # the reset is done: sync again at once (that sync clears the condition and starts the init containers)
+            self.update_pod(UpdatePodOptions(update_type=SyncPodType.SYNC, pod=pod, mirror_pod=mirror_pod))
         err = result.error()
         reasons = self._reasons(pod) if begun is not None and err is not None else ()  # as the update finds them
         self.reason_cache.update(pod.metadata.uid, result)

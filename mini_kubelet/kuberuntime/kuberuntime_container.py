@@ -209,11 +209,17 @@ def start_container(runtime: RuntimeService, sandbox_id: str, pod: V1Pod, contai
                     pod_status: PodStatus, recorder: events.Recorder) -> tuple[str, Optional[str]]:
     """Create and start one container; the restart count is the previous instance's plus one. ("", None) on success.
 
+    With no instance left, upstream counts the container's log files; the mini kubelet does so only with
+    RestartAllContainersOnContainerExits on (whose reset removes every instance), so that replays without it
+    stay as they were.
     Upstream: pkg/kubelet/kuberuntime/kuberuntime_container.go kubeGenericRuntimeManager.startContainer
-    (no image pull, no log-directory count after garbage collection, no postStart hook)
+    (no image pull, no postStart hook)
     """
     previous = pod_status.find_container_status_by_name(container.name)
     restart_count = previous.restart_count + 1 if previous is not None else 0
+    if previous is None and features.DEFAULT_FEATURE_GATE.enabled("RestartAllContainersOnContainerExits") and hasattr(
+            runtime, "restart_count_by_log_dir"):
+        restart_count = runtime.restart_count_by_log_dir(pod.metadata.uid, container.name)
     try:
         container_id = runtime.create_container(sandbox_id, pod, container, restart_count)
     except CRIError as err:

@@ -4,6 +4,14 @@ Upstream: pkg/kubelet/kuberuntime/kuberuntime_manager.go (computePodActions, Syn
 As in v1.27: init containers run one at a time (the pre-sidecar path; sidecars only behind the
 SidecarContainers gate), InPlacePodVerticalScaling is off (no resize actions), and liveness and
 startup results come in as maps from container ID to result.
+
+RestartAllContainersOnContainerExits (alpha 1.35, on from 1.36): while the Pod's AllContainersRestarting
+condition is True the kubelet's SyncPod passes restarting_all_containers, and this sync only stops every
+running init, sidecar and regular container (grace period 0) and removes every instance of them from the
+runtime, keeping the sandbox; ephemeral containers are left alone. A v1.36 kuberuntime_manager.go with that
+argument was not at hand: this reset is written from KEP-5532's "Restart Phases" and from what kubelet.go
+(a copy later than v1.36.0) does with its results (a successful RemoveContainer asks for the next sync at
+once). Upstream's order of the kills and removals, its event messages and its error name are not known.
 """
 
 from __future__ import annotations
@@ -17,7 +25,7 @@ from mini_kubelet import events, features
 from mini_kubelet.container import (
     CONFIG_POD_SANDBOX, CONTAINER_STATE_RUNNING, CONTAINER_STATE_EXITED, CONTAINER_STATE_UNKNOWN,
     CREATE_POD_SANDBOX, ERR_CRASH_LOOP_BACK_OFF, ERR_CREATE_POD_SANDBOX, ERR_KILL_CONTAINER, ERR_KILL_POD_SANDBOX,
-    KILL_CONTAINER, KILL_POD_SANDBOX, RESTART_POLICY_NEVER, RESTART_POLICY_ON_FAILURE, START_CONTAINER,
+    ERR_REMOVE_CONTAINER, KILL_CONTAINER, KILL_POD_SANDBOX, REMOVE_CONTAINER, RESTART_POLICY_NEVER, RESTART_POLICY_ON_FAILURE, START_CONTAINER,
     Pod, PodStatus, PodSyncResult, Status, SyncResult, container_should_restart, convert_pod_status_to_running_pod,
     hash_container,
     is_restartable_init_container, should_container_be_restarted,
@@ -67,6 +75,7 @@ class PodActions:
     ephemeral_containers_to_start: list[int] = field(default_factory=list)
     containers_to_update: Optional[dict] = None  # resize only (InPlacePodVerticalScaling, off in v1.27)
     update_pod_resources: bool = False
+    containers_to_reset: list[Status] = field(default_factory=list)  # RestartAllContainers: stop, then remove
 # --8<-- [end:PodActions]
 
 
@@ -97,17 +106,22 @@ def container_changed(container: V1Container, status: Status) -> bool:
 
 # --8<-- [start:compute_pod_actions]
 def compute_pod_actions(pod: V1Pod, pod_status: PodStatus, liveness: Optional[dict[str, str]] = None,
-                        startup: Optional[dict[str, str]] = None) -> PodActions:
+                        startup: Optional[dict[str, str]] = None, restarting_all_containers: bool = False) -> PodActions:
     """Compare the pod's spec with what the runtime reports and list what to kill, create and start.
 
     Init containers take v1.27's one-at-a-time path, unless the SidecarContainers gate is on and the
     pod has a sidecar: then computeInitContainerActions decides, as in v1.32. With ContainerRestartRules
     an exited container restarts by its own policy and rules (should_container_be_restarted), and one killed
-    for a failed probe by its own restartPolicy if it has one (the pod's otherwise), as in v1.35.
+    for a failed probe by its own restartPolicy if it has one (the pod's otherwise), as in v1.35. While
+    restarting all containers (RestartAllContainersOnContainerExits) every instance is reset and nothing starts.
     Upstream: pkg/kubelet/kuberuntime/kuberuntime_manager.go kubeGenericRuntimeManager.computePodActions
     """
     liveness, startup = liveness or {}, startup or {}
     create_sandbox, attempt, sandbox_id = pod_sandbox_changed(pod, pod_status)
+    if restarting_all_containers:  # the sandbox stays; init and regular containers go, to start over
+        names = {c.name for c in (pod.spec.init_containers or []) + pod.spec.containers}
+        return PodActions(sandbox_id=sandbox_id, attempt=attempt,
+                          containers_to_reset=[s for s in pod_status.container_statuses if s.name in names])
     changes = PodActions(kill_pod=create_sandbox, create_sandbox=create_sandbox, sandbox_id=sandbox_id, attempt=attempt)
     sidecars = any(is_restartable_init_container(c) for c in pod.spec.init_containers or [])  # only with the gate on
 
@@ -230,20 +244,49 @@ def kill_pod_with_sync_result(runtime: RuntimeService, pod: V1Pod, running_pod: 
     return result
 
 
+def reset_containers(runtime: RuntimeService, pod: V1Pod, instances: list[Status], recorder: events.Recorder,
+                     result: PodSyncResult) -> PodSyncResult:
+    """Stop the running instances at once (grace period 0), then remove every instance; the sandbox stays.
+
+    Upstream: pkg/kubelet/kuberuntime/kuberuntime_manager.go SyncPod with restartingAllContainers (written from
+    KEP-5532, see the module docstring)
+    """
+    for s in instances:
+        if s.state == CONTAINER_STATE_RUNNING:
+            kill_result = SyncResult(KILL_CONTAINER, s.name)
+            result.add_sync_result(kill_result)
+            try:
+                kill_container(runtime, pod, s.id, s.name, "", REASON_UNKNOWN, 0, recorder)
+            except CRIError as err:
+                kill_result.fail(ERR_KILL_CONTAINER, str(err))
+                return result
+    for s in instances:
+        remove_result = SyncResult(REMOVE_CONTAINER, s.name)
+        result.add_sync_result(remove_result)
+        try:
+            runtime.remove_container(s.id)
+        except CRIError as err:
+            remove_result.fail(ERR_REMOVE_CONTAINER, str(err))
+    return result
+
+
 # --8<-- [start:sync_pod]
 def sync_pod(runtime: RuntimeService, pod: V1Pod, pod_status: PodStatus, back_off: Backoff, recorder: events.Recorder,
              *, liveness: Optional[dict[str, str]] = None, startup: Optional[dict[str, str]] = None,
-             termination_requested: bool = False) -> PodSyncResult:
+             termination_requested: bool = False, restarting_all_containers: bool = False) -> PodSyncResult:
     """Bring the runtime in line with the pod's spec, in upstream's step order; every action's result is returned.
 
     1 compute the actions; 2 kill the pod if its sandbox changed (purging init containers if a new
     one follows); 3 else kill the unwanted containers; prune old init containers; 4 create the
     sandbox; 5 start ephemeral containers; 6 start the next init container (at most one); 8 start
     the regular containers in spec order (7, resizing, needs InPlacePodVerticalScaling, off in v1.27).
+    While restarting all containers, the reset is all this sync does.
     Upstream: pkg/kubelet/kuberuntime/kuberuntime_manager.go kubeGenericRuntimeManager.SyncPod
     """
     result = PodSyncResult()
-    changes = compute_pod_actions(pod, pod_status, liveness, startup)
+    changes = compute_pod_actions(pod, pod_status, liveness, startup, restarting_all_containers)
+    if restarting_all_containers:
+        return reset_containers(runtime, pod, changes.containers_to_reset, recorder, result)
     if changes.create_sandbox and changes.sandbox_id:
         recorder.eventf(involved(pod), events.NORMAL, events.SANDBOX_CHANGED, "Pod sandbox changed, it will be killed and re-created.")
 

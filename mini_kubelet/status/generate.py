@@ -1,6 +1,8 @@
 """The Pod conditions the kubelet owns: Initialized, ContainersReady, Ready (and PodScheduled, always true).
 
-Upstream: pkg/kubelet/status/generate.go
+With RestartAllContainersOnContainerExits (alpha 1.35, on from 1.36) also AllContainersRestarting, and an
+Initialized condition that stays True through an in-place restart of all containers.
+Upstream: pkg/kubelet/status/generate.go (the gated parts as a copy later than v1.36.0 reads them)
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from typing import Optional
 from kubernetes.client import V1ContainerStatus, V1PodCondition, V1PodSpec
 
 from .. import features
-from ..container import is_restartable_init_container
+from ..container import all_containers_restart_cleaned_up, is_restartable_init_container, should_all_containers_restart
 
 # --8<-- [start:constants]
 UNKNOWN_CONTAINER_STATUSES = "UnknownContainerStatuses"
@@ -19,6 +21,8 @@ POD_FAILED = "PodFailed"
 CONTAINERS_NOT_READY = "ContainersNotReady"
 CONTAINERS_NOT_INITIALIZED = "ContainersNotInitialized"
 READINESS_GATES_NOT_READY = "ReadinessGatesNotReady"
+RESTART_ALL_CONTAINERS_STARTED = "RestartAllContainersStarted"
+ALL_CONTAINERS_RESTARTING = "AllContainersRestarting"  # k8s.io/api/core/v1 PodConditionType (1.35)
 # --8<-- [end:constants]
 
 
@@ -73,13 +77,16 @@ def generate_pod_ready_condition(spec: V1PodSpec, conditions: list[V1PodConditio
     return V1PodCondition(type="Ready", status="True")
 
 
-def generate_pod_initialized_condition(spec: V1PodSpec, statuses: Optional[list[V1ContainerStatus]], phase: str) -> V1PodCondition:
+def generate_pod_initialized_condition(spec: V1PodSpec, statuses: Optional[list[V1ContainerStatus]], phase: str,
+                                       old_status=None) -> V1PodCondition:
     """True when every init container is ready (exited 0); PodCompleted once the pod succeeded.
 
     With the SidecarContainers gate on, statuses holds the regular containers' too (as the kubelet passes them
     from 1.28): a sidecar counts once started, and a pod any of whose regular containers has started stays
-    initialized (its sidecars may be restarting).
-    Upstream: pkg/kubelet/status/generate.go GeneratePodInitializedCondition (v1.27; the gated parts as in v1.32)
+    initialized (its sidecars may be restarting). With RestartAllContainersOnContainerExits a pod whose old
+    status (old_status) says Initialized True stays initialized while its init containers run again.
+    Upstream: pkg/kubelet/status/generate.go GeneratePodInitializedCondition (v1.27; the gated parts as in v1.32
+    and, for the in-place restart, a copy later than v1.36.0)
     """
     inits = spec.init_containers or []
     if statuses is None and inits:
@@ -98,8 +105,26 @@ def generate_pod_initialized_condition(spec: V1PodSpec, statuses: Optional[list[
     if unready:
         messages.append(f"containers with incomplete status: {_go_list(unready)}")
     if messages:
+        if features.DEFAULT_FEATURE_GATE.enabled("RestartAllContainersOnContainerExits") and old_status is not None and any(
+                c.type == "Initialized" and c.status == "True" for c in old_status.conditions or []):
+            return V1PodCondition(type="Initialized", status="True")  # once initialized, never uninitialized
         return V1PodCondition(type="Initialized", status="False", reason=CONTAINERS_NOT_INITIALIZED, message=", ".join(messages))
     return V1PodCondition(type="Initialized", status="True")
+
+
+def generate_all_containers_restarting_condition(pod, pod_status, old_status, phase: str) -> V1PodCondition:
+    """True from the exit that triggers a RestartAllContainers rule until the runtime holds no container of the pod.
+
+    False (PodCompleted, PodFailed) in a terminal phase.
+    Upstream: pkg/kubelet/status/generate.go GenerateAllContainersRestartingCondition
+    """
+    if phase in ("Succeeded", "Failed"):
+        return V1PodCondition(type=ALL_CONTAINERS_RESTARTING, status="False",
+                              reason=POD_COMPLETED if phase == "Succeeded" else POD_FAILED)
+    if not should_all_containers_restart(pod, pod_status, old_status) or all_containers_restart_cleaned_up(pod, pod_status):
+        return V1PodCondition(type=ALL_CONTAINERS_RESTARTING, status="False")
+    return V1PodCondition(type=ALL_CONTAINERS_RESTARTING, status="True", reason=RESTART_ALL_CONTAINERS_STARTED,
+                          message="container exited with restart policy rule")
 
 
 def _any_regular_started(spec: V1PodSpec, statuses: list[V1ContainerStatus]) -> bool:

@@ -19,7 +19,7 @@ from .. import api, types
 from ..api import models_equal
 from ..features import DEFAULT_FEATURE_GATE
 from ..clock import Clock
-from ..container import container_should_restart, is_restartable_init_container
+from ..container import all_containers_could_restart, container_should_restart, is_restartable_init_container
 from ..kubelet_pods import POD_CONDITIONS_BY_KUBELET
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
@@ -42,17 +42,21 @@ class VersionedPodStatus:
 # --8<-- [start:check_container_state_transition]
 def check_container_state_transition(old: Optional[list[V1ContainerStatus]], new: Optional[list[V1ContainerStatus]],
                                      restart_policy: Optional[str], containers: Optional[list] = None,
-                                     init: bool = False) -> Optional[str]:
+                                     init: bool = False, pod_spec=None) -> Optional[str]:
     """An error if a terminated container that may not restart shows up as not terminated.
 
     containers (the spec's list the statuses are of) matter only behind gates: with SidecarContainers a
     sidecar may always leave its terminated state (and init containers are named so in the error); with
-    ContainerRestartRules so may a regular container whose own policy or rules restart it on its exit code.
+    ContainerRestartRules so may a regular container whose own policy or rules restart it on its exit code; with
+    RestartAllContainersOnContainerExits any container of a pod (pod_spec) with a RestartAllContainers rule may.
     Upstream: pkg/kubelet/status/status_manager.go checkContainerStateTransition (v1.27; gated parts as in v1.32
     and, for the rules, as a later release reads)
     """
     if restart_policy in (None, "Always"):
         return None
+    if (DEFAULT_FEATURE_GATE.enabled("RestartAllContainersOnContainerExits") and pod_spec is not None
+            and all_containers_could_restart(pod_spec)):
+        return None  # any container may run again, after an in-place restart of them all
     specs = {c.name: c for c in containers or []}
     rules = not init and DEFAULT_FEATURE_GATE.enabled("ContainerRestartRules")
     for before in old or []:
@@ -175,7 +179,7 @@ class StatusManager:
         """
         cached = self.pod_statuses.get(pod.metadata.uid)
         if cached is not None and pod.metadata.deletion_timestamp is None and not any(
-                check_container_state_transition(before, after, pod.spec.restart_policy, specs, init) for
+                check_container_state_transition(before, after, pod.spec.restart_policy, specs, init, pod.spec) for
                 before, after, specs, init in (
                     (cached.status.container_statuses, status.container_statuses, pod.spec.containers, False),
                     (cached.status.init_container_statuses, status.init_container_statuses, pod.spec.init_containers,
@@ -224,11 +228,12 @@ class StatusManager:
         for before, after, specs, init in (
                 (old.container_statuses, status.container_statuses, pod.spec.containers, False),
                 (old.init_container_statuses, status.init_container_statuses, pod.spec.init_containers, True)):
-            err = check_container_state_transition(before, after, pod.spec.restart_policy, specs, init)
+            err = check_container_state_transition(before, after, pod.spec.restart_policy, specs, init, pod.spec)
             if err:
                 self.log.append(f"Status update on pod {pod.metadata.namespace}/{pod.metadata.name} aborted: {err}")
                 return
-        for condition_type in ("ContainersReady", "Ready", "Initialized", "PodScheduled", "DisruptionTarget"):
+        for condition_type in ("ContainersReady", "Ready", "Initialized", "PodScheduled", "DisruptionTarget",
+                               "AllContainersRestarting"):
             _update_last_transition_time(status, old, condition_type, now)
         status.start_time = old.start_time or status.start_time or now
         if cached is not None and _by_kubelet_equal(cached.status, status) and not force_update:
