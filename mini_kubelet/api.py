@@ -90,6 +90,18 @@ _PARSED: dict[str, Decimal] = {}  # parse_quantity's answers by text (a Decimal 
 _PARSED_MAX = 4096
 
 
+def int64(number: int) -> int:
+    """The number as a Go int64 holds it: past 2**63 - 1 it wraps around to negative numbers."""
+    return (number + 2**63) % 2**64 - 2**63
+
+
+def int64_div(dividend: int, divisor: int) -> int:
+    """dividend / divisor as Go computes it on int64s: the dividend wraps (see int64), the quotient truncates to zero."""
+    dividend = int64(dividend)
+    quotient = abs(dividend) // abs(divisor)
+    return quotient if (dividend >= 0) == (divisor > 0) else -quotient
+
+
 # --8<-- [start:milli_value]
 def milli_value(quantity: Decimal | str | int) -> int:
     """The quantity in thousandths, rounded up (so 0.1m of CPU is 1 millicore).

@@ -81,7 +81,7 @@ def get_container_oom_score_adjust(pod: V1Pod, container: V1Container, memory_ca
     # (not allocatable). The in-place resize gate is off in v1.27, so the spec is used.
     requests = (container.resources.requests if container.resources else None) or {}
     memory_request = api.value(requests.get("memory", "0"))
-    oom_score_adjust = 1000 - (1000 * memory_request) // memory_capacity  # Go truncates; dividend >= 0
+    oom_score_adjust = 1000 - api.int64_div(1000 * memory_request, memory_capacity)  # int64 (past 8 PiB it wraps)
     if oom_score_adjust < 1000 + GUARANTEED_OOM_SCORE_ADJ:
         return 1000 + GUARANTEED_OOM_SCORE_ADJ  # 3: stay above any Guaranteed container's score
     if oom_score_adjust == BESTEFFORT_OOM_SCORE_ADJ:

@@ -28,13 +28,6 @@ _HUGE_PAGES_PREFIX = "hugepages-"
 _MEMORY_MIN = "memory.min"  # pkg/kubelet/cm/cgroup_manager_linux.go MemoryMin
 
 
-def _go_int64_div(product: int, divisor: int) -> int:
-    """product / divisor as Go computes it in int64: the product wraps past 2**63, the quotient truncates to zero."""
-    product = (product + 2**63) % 2**64 - 2**63  # past 9007199254740991 millicores, 1024 times it wraps
-    quotient = abs(product) // divisor
-    return quotient if product >= 0 else -quotient
-
-
 # --8<-- [start:milli_cpu_to_shares]
 def milli_cpu_to_shares(milli_cpu: MilliCPU) -> int:
     """CFS shares for a CPU request: 1024 per CPU, kept within [2, 262144].
@@ -43,7 +36,7 @@ def milli_cpu_to_shares(milli_cpu: MilliCPU) -> int:
     """
     if milli_cpu == 0:
         return MIN_SHARES  # not the kernel's default of 1024 for "unset"
-    shares = _go_int64_div(milli_cpu * SHARES_PER_CPU, MILLI_CPU_TO_CPU)
+    shares = api.int64_div(milli_cpu * SHARES_PER_CPU, MILLI_CPU_TO_CPU)  # int64: past 2**53 millicores it wraps
     return min(max(shares, MIN_SHARES), MAX_SHARES)
 # --8<-- [end:milli_cpu_to_shares]
 
@@ -58,7 +51,7 @@ def milli_cpu_to_quota(milli_cpu: MilliCPU, period: int, *, cpu_cfs_quota_period
         return 0
     if not cpu_cfs_quota_period_gate:
         period = QUOTA_PERIOD  # the argument is ignored while the gate is off
-    quota = _go_int64_div(milli_cpu * period, MILLI_CPU_TO_CPU)
+    quota = api.int64_div(milli_cpu * period, MILLI_CPU_TO_CPU)  # int64, as in Go
     return max(quota, MIN_QUOTA_PERIOD)
 # --8<-- [end:milli_cpu_to_quota]
 
@@ -77,7 +70,7 @@ def huge_page_limits(resource_list: dict[str, Decimal | str]) -> dict[int, int]:
             page_size = api.value(api.parse_quantity(name[len(_HUGE_PAGES_PREFIX):]))
         except api.ManifestError:
             page_size = 0  # upstream ignores the parse error and uses a zero quantity
-        limits[page_size] = limits.get(page_size, 0) + api.value(amount)
+        limits[page_size] = api.int64(limits.get(page_size, 0) + api.value(amount))  # an int64 sum, as in Go
     return limits
 # --8<-- [end:huge_page_limits]
 
