@@ -5,6 +5,9 @@
   `[[pkg/kubelet/kubelet.go:NewMainKubelet|NewMainKubelet]]` sets a shorter link text.
 - `<!-- run: mini-kubelet show examples/pods/web.yaml -->` becomes the command and its real
   output, run at build time (`<!-- run exit=2: ... -->` when the example shows an error).
+- `<!-- releases: mini-kubelet explain examples/pods/sidecar.yaml -->` becomes two content tabs, "v1.27"
+  and "v1.36", each the command run with that `--kubernetes-version` and its output; the build fails if the
+  two answers are the same (a worked example shows both releases only where they differ).
 - `<!-- plot: examples/scenarios/NAME.yaml -->` becomes the figure `mini-kubelet run --plot` draws
   for that scenario, written into the site at build time (no image is committed).
 - `{{ upstream_tag }}` becomes the tag itself, for prose that names it.
@@ -46,6 +49,8 @@ VALID_REF = re.compile(
     r"(?:\|(?P<label>[^|\]`]+))?"  # optional short link text, for tables and repeated mentions
 )
 RUN_MARKER = re.compile(r"^<!-- run(?: exit=(\d+))?: (.+?) -->$", re.M)
+RELEASES_MARKER = re.compile(r"^<!-- releases(?: exit=(\d+))?: (.+?) -->$", re.M)
+COMPARED = ("1.27", "1.36")  # the reference release and the current one, as a releases marker shows them
 PLOT_MARKER = re.compile(r"^<!-- plot: (examples/scenarios/[\w.-]+\.yaml) -->$", re.M)
 FENCE = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)
 
@@ -162,6 +167,25 @@ def console_block(command: str, result: dict, expected_exit: int) -> str:
     return f"```text\n{_wrap_command(command)}\n{output}\n```"
 
 
+def release_command(command: str, release: str) -> str:
+    return f"{command} --kubernetes-version {release}"
+
+
+def release_tabs(command: str, expected_exit: int) -> str:
+    """The command under each compared release, in content tabs; PluginError if the answers do not differ."""
+    blocks, answers = {}, []
+    for release in COMPARED:
+        line = release_command(command, release)
+        result = command_outputs(line)[line]
+        blocks[release] = console_block(line, result, expected_exit)
+        answers.append(re.sub(r"\AKubernetes 1\.\d+ \(--kubernetes-version\)\n", "", result["stdout"]) + result["stderr"])
+    if answers[0] == answers[1]:
+        raise PluginError(f"releases marker `{command}`: the same answer under {' and '.join(COMPARED)}; "
+                          "use a run marker")
+    indented = {r: "\n".join("    " + line if line else "" for line in b.splitlines()) for r, b in blocks.items()}
+    return "\n\n".join(f'=== "v{release}"\n\n{indented[release]}' for release in COMPARED)
+
+
 def plot_command(scenario: str, target: Path) -> str:
     return f"mini-kubelet run {scenario} --plot {target}"
 
@@ -196,6 +220,7 @@ def on_page_markdown(markdown, page, config, files):
     def transform(text: str) -> str:
         text = UPSTREAM_REF.sub(lambda m: upstream_link(m.group(1), repo, tag), text)
         text = PLOT_MARKER.sub(lambda m: plot_figure(m.group(1), page), text)
+        text = RELEASES_MARKER.sub(lambda m: release_tabs(m.group(2), int(m.group(1) or 0)), text)
         return RUN_MARKER.sub(lambda m: console_block(m.group(2), command_outputs(m.group(2))[m.group(2)], int(m.group(1) or 0)),
                               text)
 
@@ -241,6 +266,9 @@ def _prepare(files, config):
     def collect(text: str) -> str:
         for match in RUN_MARKER.finditer(text):
             commands[match.group(2)] = match.group(2)
+        for match in RELEASES_MARKER.finditer(text):
+            for release in COMPARED:
+                commands[release_command(match.group(2), release)] = release_command(match.group(2), release)
         for match in PLOT_MARKER.finditer(text):
             figures[match.group(1)] = target = plots / (Path(match.group(1)).stem + ".png")
             commands[match.group(1)] = plot_command(match.group(1), target)

@@ -93,7 +93,7 @@ def test_json_output_is_the_documented_structure(capsys):
     assert main(["run", str(SCENARIOS / "lifecycle-on-failure.yaml"), "--output", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["version"] == run_lifecycle_report.VERSION == "mini-kubelet.lifecycle/v1"
-    assert set(doc) == {"version", "scenario", "watch", "containers", "restarts", "events", "kills", "happenings",
+    assert set(doc) == {"version", "profile", "scenario", "watch", "containers", "restarts", "events", "kills", "happenings",
                         "final", "expect"}
     assert doc["scenario"]["pods"] == [{"name": "import", "namespace": "batch", "uid": "import", "source": "api",
                                         "at": 0, "restartPolicy": "OnFailure"}]

@@ -13,7 +13,8 @@
 # 2. turn a memory quantity into bytes, rounding up as `Quantity.Value` does;
 # 3. apply the API server's defaulting of requests from limits to a container;
 # 4. sum a Pod's container requests;
-# 5. read a real Node and say how much the kubelet keeps back from Pods.
+# 5. read a real Node and say how much the kubelet keeps back from Pods;
+# 6. say which behaviour a release turns on, from its feature gates' versioned specs.
 #
 # **How the exercises work.** Each exercise is a function for you to write, followed by a check
 # cell. The check runs your function on cases whose answers come from the upstream Go code and
@@ -244,6 +245,68 @@ check("Exercise 5: what the node keeps back", node_reserved, [
 ])
 
 # %% [markdown]
+# ## Exercise 6: which release turns a feature on
+#
+# *The current release.* The course reads v1.27, and your cluster probably runs something newer.
+# Between the two, the kubelet's behaviour changes **gate by gate**. From v1.32 each feature gate
+# in `pkg/features/kube_features.go` lists its specs, one for each release that changed it, each
+# with a default and a stage (KEP-4330, versioned feature gates). The spec in force at a version is
+# the newest one at or before that version; before the first one the feature does not exist
+# (upstream calls that stage PreAlpha) and is off. Every `mini-kubelet` command's
+# `--kubernetes-version` reads the gates this way.
+#
+# Write `spec_at(specs, release)` that takes a gate's specs, a list of
+# `(version, default, stage)` tuples in any order, such as `("1.29", True, "beta")`, and a release
+# such as `"1.36"`, and returns the `(default, stage)` in force then, or `(False, "prealpha")`
+# before the first spec. Compare versions as numbers: `1.9` comes before `1.10`.
+
+# %%
+def spec_at(specs: list, release: str) -> tuple:
+    """The (default, stage) of a gate at a release: the newest spec at or before it, else off."""
+    # BEGIN SOLUTION
+    def number(version: str) -> tuple:
+        return tuple(int(part) for part in version.split("."))
+    held = [s for s in specs if number(s[0]) <= number(release)]
+    if not held:
+        return (False, "prealpha")
+    version, default, stage = max(held, key=lambda s: number(s[0]))
+    return (default, stage)
+    # END SOLUTION
+
+
+# %%
+# The table of component-base's featuregate/feature_gate_test.go#TestFeatureSpecAtEmulationVersion,
+# then real gates as each release's kube_features.go has them.
+test_feature = [("1.29", True, "GA"), ("1.28", False, "beta"), ("1.25", False, "alpha")]
+sidecars = [("1.28", False, "alpha"), ("1.29", True, "beta"), ("1.33", True, "GA")]
+pod_level = [("1.32", False, "alpha"), ("1.34", True, "beta")]
+swap = [("1.27", False, "alpha"), ("1.28", False, "beta"), ("1.30", True, "beta"), ("1.34", True, "GA")]
+
+check("Exercise 6: which release turns a feature on", spec_at, [
+    case(test_feature, "1.30", expected=(True, "GA"), note="after the last spec"),
+    case(test_feature, "1.29", expected=(True, "GA")),
+    case(test_feature, "1.28", expected=(False, "beta")),
+    case(test_feature, "1.27", expected=(False, "alpha"), note="between two specs: the older one"),
+    case(test_feature, "1.24", expected=(False, "prealpha"), note="before the first spec"),
+    case(sidecars, "1.27", expected=(False, "prealpha"), note="SidecarContainers: v1.27 has no sidecars"),
+    case(sidecars, "1.29", expected=(True, "beta"), note="SidecarContainers: on by default from 1.29"),
+    case(pod_level, "1.36", expected=(True, "beta"), note="PodLevelResources"),
+    case(swap, "1.29", expected=(False, "beta"), note="NodeSwap: beta, yet off"),
+    case([("1.9", False, "alpha"), ("1.10", True, "beta")], "1.10", expected=(True, "beta"),
+         note="1.10 comes after 1.9"),
+])
+
+# %% [markdown]
+# The same table drives the course's commands. Ask for the current release, and the answer
+# names the gates that differ from v1.27's defaults:
+
+# %%
+from mini_kubelet import features
+
+with features.release_profile("1.36") as gate:
+    print(sorted(gate.differences()))
+
+# %% [markdown]
 # ## What you learned
 #
 # - Quantities are exact decimals; the kubelet reads CPU with `MilliValue()` and bytes with
@@ -253,6 +316,8 @@ check("Exercise 5: what the node keeps back", node_reserved, [
 #   "request = limit".
 # - A Pod's request is a sum of per-container figures, each rounded first.
 # - Allocatable is capacity less what the node keeps back.
+# - A release is a set of feature-gate defaults: the spec in force at a version is the newest at
+#   or before it, and a gate that does not exist yet is off.
 #
 # The chapters that follow build on these conversions: every figure in them is a millicore or a
 # byte count made this way.

@@ -12,6 +12,7 @@ The command exits 1 when a Pod is rejected. The JSON output
 (`--output json`) is a stable structure, version "mini-kubelet.admit/v1":
 
     {"version": "mini-kubelet.admit/v1",
+     "profile": {"kubernetesVersion": "1.27", "source": str, "featureGates": {gate: bool}},
      "node": {"name": str, "os": "linux", "allocatable": {resource: int}, "conditions": [str]},
      "running": {"counted": ["ns/name", ...], "left_out": [{"pod": "ns/name", "why": str}, ...],
                  "inactive": [{"pod": "ns/name", "why": str}, ...], "admitting": [{"pod": "ns/name", "why": str}]},
@@ -38,7 +39,7 @@ import json
 from kubernetes.client import V1Node, V1Pod
 
 from mini_kubelet import api, kubelet, lifecycle, scheduler, types
-from mini_kubelet.cmd.inputs import Inputs, kubelet_version_note, sidecar_note
+from mini_kubelet.cmd.inputs import Inputs, profile_json, profile_line, sidecar_note, use_node_release
 from mini_kubelet.eviction import manager as eviction
 
 VERSION = "mini-kubelet.admit/v1"
@@ -67,7 +68,7 @@ def admission_report(pods: list[V1Pod], node: V1Node, running: list[V1Pod]) -> d
     active = {id(p) for p in kubelet.filter_out_inactive_pods(counted)}
     inactive = [{"pod": api.pod_label(p), "why": f"phase {p.status.phase}"} for p in counted if id(p) not in active]
     conditions = node_pressure_conditions(node)
-    notes = [note for note in [kubelet_version_note(node)] if note]
+    notes: list[str] = []
     report = {"version": VERSION,
               "node": {"name": node.metadata.name, "os": lifecycle.GOOS,
                        "allocatable": scheduler.new_node_info(node, []).allocatable, "conditions": conditions},
@@ -327,6 +328,10 @@ def run(args: argparse.Namespace) -> int:
     if len(nodes) != 1:
         raise api.UsageError(f"{api.source_name(args.node)}: kind: expected one Node, found {len(nodes)}")
     running = _only(inputs, args.running, V1Pod, "Pods", "--running") if args.running else []
+    use_node_release(args, nodes[0])
     report = admission_report(pods, nodes[0], running)
+    report = {"version": report["version"], "profile": profile_json(args), **report}
+    if args.output == "text" and profile_line(args):
+        print(profile_line(args))
     print(json.dumps(report, indent=2) if args.output == "json" else render_text(report, brief=args.brief))
     return 1 if any(not pod["admitted"] and not pod["skipped"] for pod in report["pods"]) else 0

@@ -19,7 +19,7 @@ from typing import Optional
 from kubernetes.client import V1Pod
 
 from mini_kubelet import api, qos, sim, stats
-from mini_kubelet.cmd.inputs import Inputs
+from mini_kubelet.cmd.inputs import Inputs, profile_json, profile_line, with_profile
 from mini_kubelet.cmd.run_report import WIDTH, fit_table, wrap
 from mini_kubelet.eviction import ranking, signals
 
@@ -140,5 +140,10 @@ def run(args: argparse.Namespace) -> int:
                                  "by UID (use the output of kubectl get pods -o yaml)")
     dedicated = {"auto": None, "dedicated": True, "shared": False}[args.imagefs]
     report = rank_pods(summary, pods, args.signal, dedicated)
-    print(json.dumps(report, indent=2) if args.output == "json" else render_rank_text(report))
+    if args.output == "json":
+        print(json.dumps(with_profile(report, profile_json(args)), indent=2))
+    else:
+        if profile_line(args):
+            print(profile_line(args))
+        print(render_rank_text(report))
     return 0

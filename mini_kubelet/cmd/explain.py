@@ -4,6 +4,7 @@ The JSON output (`--output json`) is a stable structure, version "mini-kubelet.e
 
     {
       "version": "mini-kubelet.explain/v1",
+      "profile": {"kubernetesVersion": "1.27", "source": str, "featureGates": {gate: bool}},
       "cgroup_version": 1 | 2,
       "cgroup_driver": "cgroupfs" | "systemd",
       "node": {"name": str | null, "default": bool, "note": str,
@@ -44,7 +45,7 @@ from typing import Optional
 from kubernetes.client import V1Node, V1Pod
 
 from mini_kubelet import api, kubelet, qos, resource
-from mini_kubelet.cmd.inputs import Inputs, kubelet_version_note, sidecar_note
+from mini_kubelet.cmd.inputs import Inputs, profile_json, profile_line, sidecar_note, use_node_release
 from mini_kubelet.cmd.reservations import check_reservations, parse_reserved
 from mini_kubelet.cm.tree import DEFAULT_NODE_CAPACITY, DEFAULT_NODE_NOTE, OOM_SCORE_ADJ_FILE, Cgroup, cgroup_tree, node_capacity
 
@@ -125,7 +126,7 @@ def explain(pods: list[V1Pod], node: Optional[V1Node], *, cgroup_version: int = 
             "memory_capacity": api.value(capacity.get("memory", Decimal(0))),
         },
         "inactive": [{"pod": api.pod_label(p), "why": f"phase {p.status.phase}"} for p in given if id(p) not in active],
-        "notes": [note for note in [kubelet_version_note(node)] if note],
+        "notes": [],
         "pods": [],
         "cgroups": [_cgroup_json(cgroup) for cgroup in tree],
     }
@@ -308,12 +309,16 @@ def run(args: argparse.Namespace) -> int:
         check_reservations(node_capacity(nodes[0] if nodes else None), reserved)
     except ValueError as err:
         raise api.UsageError(str(err)) from None
+    use_node_release(args, nodes[0] if nodes else None)
     report = explain(pods, nodes[0] if nodes else None, cgroup_version=args.cgroup_version,
                              cgroup_driver=args.cgroup_driver, system_reserved=reserved["system-reserved"],
                              kube_reserved=reserved["kube-reserved"])
+    report = {"version": report["version"], "profile": profile_json(args), **report}
     if args.output == "json":
         print(render_json(report))
     else:
+        if profile_line(args):
+            print(profile_line(args))
         color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
         print(render_text(report, color=color))
     return 0

@@ -7,13 +7,14 @@ Upstream: none (a course tool). The 1.29+ request is component-helpers PodReques
 
 from __future__ import annotations
 
+import re
 import sys
 from decimal import Decimal
 from typing import Optional
 
 from kubernetes.client import V1Node, V1Pod
 
-from mini_kubelet import api, resource
+from mini_kubelet import api, features, resource
 
 MIRRORED_MINOR = "1.27"  # the kubelet release whose numbers the course computes
 SIDECAR_RESTART_POLICY = "Always"  # an init container with restartPolicy: Always is a sidecar (1.28+)
@@ -99,17 +100,81 @@ def sidecar_note(pod: V1Pod) -> Optional[str]:
     old = pod_requests_with_sidecars(defaulted, sidecars=False)
     new = pod_requests_with_sidecars(defaulted, sidecars=True)
     which = ("init container " + names[0] + " has") if len(names) == 1 else ("init containers " + ", ".join(names) + " have")
+    release = features.DEFAULT_FEATURE_GATE.release
+    if features.DEFAULT_FEATURE_GATE.enabled("SidecarContainers"):
+        return (f"{which} restartPolicy: Always: {'a sidecar' if len(names) == 1 else 'sidecars'}, which Kubernetes "
+                f"{release} adds to the containers (PodRequests): the Pod requests {_amounts(new)} "
+                f"(v{MIRRORED_MINOR}, which has no sidecars: {_amounts(old)})")
     return (f"{which} restartPolicy: Always (a sidecar from 1.28); v{MIRRORED_MINOR} computes "
             f"{'it as a plain init container' if len(names) == 1 else 'them as plain init containers'}. "
             f"A 1.29+ kubelet adds sidecars to the containers (PodRequests): the Pod requests {_amounts(new)} "
             f"there, {_amounts(old)} here")
 
 
-def kubelet_version_note(node: Optional[V1Node]) -> Optional[str]:
-    """One line when the Node's status.nodeInfo.kubeletVersion is another release than the one mirrored."""
+def use_node_release(args, node: Optional[V1Node]) -> None:
+    """Answer for the release the Node's kubelet runs (status.nodeInfo.kubeletVersion), unless a flag chose one.
+
+    Prints a one-line note on stderr saying which release is used and why. A version the course does not
+    model is answered by the nearest release it does.
+    """
+    from mini_kubelet.cmd.main import use_profile  # the same check and error as the flags'
+
     info = node.status.node_info if node is not None and node.status else None
     version = (info.kubelet_version if info else None) or ""
-    if not version or version.lstrip("v").startswith(MIRRORED_MINOR + "."):
+    if not version or not hasattr(args, "kubernetes_version"):
+        return
+    name = node.metadata.name
+    nearest = ""
+    try:
+        release = features.parse_release(version)
+    except ValueError:
+        match = re.match(r"v?1\.(\d+)", version)
+        if not match:
+            return print(f"note: node {name}: kubeletVersion {version!r} is not a version; answering for "
+                         f"{features.DEFAULT_FEATURE_GATE.release}", file=sys.stderr)
+        release = features.RELEASES[0] if int(match[1]) < int(features.RELEASES[0].split(".")[1]) else features.RELEASES[-1]
+        nearest = ", the nearest release the course models"
+    if args.kubernetes_version:
+        if features.DEFAULT_FEATURE_GATE.release != release:
+            print(f"note: node {name} runs kubelet {version}; answering for {features.DEFAULT_FEATURE_GATE.release}, "
+                  "as --kubernetes-version asks", file=sys.stderr)
+        return
+    before = features.DEFAULT_FEATURE_GATE.release
+    use_profile(args, release, f"node {name} kubeletVersion {version}")
+    if release == before and not nearest:
+        return
+    print(f"note: node {name} runs kubelet {version}: answering for Kubernetes {release}{nearest} "
+          "(--kubernetes-version chooses another)", file=sys.stderr)
+
+
+def kubelet_version_note(node: Optional[V1Node]) -> Optional[str]:
+    """One line when the Node's kubeletVersion is another release than the one answered for (show's tables)."""
+    info = node.status.node_info if node is not None and node.status else None
+    version = (info.kubelet_version if info else None) or ""
+    release = features.DEFAULT_FEATURE_GATE.release
+    if not version or version.lstrip("v").startswith(release + "."):
         return None
-    return (f"node {node.metadata.name} runs kubelet {version}; the numbers here are those of a "
-            f"v{MIRRORED_MINOR} kubelet")
+    return (f"node {node.metadata.name} runs kubelet {version}; admit and explain with this Node answer for its "
+            "release (--kubernetes-version chooses another)")
+
+
+def profile_json(args) -> dict:
+    """The release a command answered for, where that came from, and the gates that differ from v1.27's defaults."""
+    gate = features.DEFAULT_FEATURE_GATE
+    return {"kubernetesVersion": gate.release, "source": getattr(args, "profile_source", "default"),
+            "featureGates": gate.differences()}
+
+
+def with_profile(doc: dict, profile: Optional[dict]) -> dict:
+    """A report with the profile it answered for right after its version (unchanged when profile is None)."""
+    return doc if profile is None else {"version": doc["version"], "profile": profile, **doc}
+
+
+def profile_line(args) -> Optional[str]:
+    """One line naming the release and the changed gates, for text output; None for the course's reference profile."""
+    gate = features.DEFAULT_FEATURE_GATE
+    if gate.release == features.REFERENCE_RELEASE and not gate.enabled_gates:
+        return None
+    set_here = ", ".join(f"{name}={str(value).lower()}" for name, value in sorted(gate.enabled_gates.items()))
+    return (f"Kubernetes {gate.release} ({getattr(args, 'profile_source', 'default')})"
+            + (f", feature gates {set_here}" if set_here else ""))

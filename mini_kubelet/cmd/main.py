@@ -12,6 +12,7 @@ import importlib
 import signal
 import sys
 
+from mini_kubelet import features
 from mini_kubelet.errors import ManifestError, UsageError
 
 USAGE_ERROR = 2
@@ -45,10 +46,30 @@ def main(argv: list[str] | None = None) -> int:
     """Parse the arguments, run the command, and turn bad input into one line and exit 2."""
     args = parser().parse_args(argv)
     try:
-        return importlib.import_module(f"mini_kubelet.cmd.{args.command}").run(args)
+        with features.release_profile(features.REFERENCE_RELEASE):  # put back afterwards, for callers in-process
+            if hasattr(args, "kubernetes_version"):
+                use_profile(args)
+            return importlib.import_module(f"mini_kubelet.cmd.{args.command}").run(args)
     except (ManifestError, UsageError) as err:
         print(f"{PROG}: {err}", file=sys.stderr)
         return USAGE_ERROR
+
+
+def use_profile(args: argparse.Namespace, release: str | None = None, source: str | None = None) -> None:
+    """Run under the release the flags (or an input, given as release and source) ask for, gates set on top.
+
+    The flag wins over an input's release; args.profile_source says where the release came from.
+    """
+    try:
+        if args.kubernetes_version:
+            release, source = features.parse_release(args.kubernetes_version), "--kubernetes-version"
+    except ValueError as err:
+        raise UsageError(f"--kubernetes-version: {err}") from None
+    try:
+        features.DEFAULT_FEATURE_GATE.use(release or features.REFERENCE_RELEASE, features.parse_gates(args.feature_gates))
+    except ValueError as err:
+        raise UsageError(f"--feature-gates: {err}") from None
+    args.profile_source = source or ("--kubernetes-version" if args.kubernetes_version else "default")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -61,6 +82,7 @@ def parser() -> argparse.ArgumentParser:
 
     show = commands.add_parser("show", help="print the Pods and Nodes in manifests, in millicores and bytes")
     show.add_argument("files", nargs="+", metavar="FILE", help="YAML or JSON manifests (kubectl get -o yaml works; - reads standard input)")
+    _profile(show)
     show.set_defaults(command="show")
 
     # Chapter 2
@@ -70,6 +92,7 @@ def parser() -> argparse.ArgumentParser:
     admit.add_argument("--running", metavar="PODS.yaml", help="Pods already on the node (kubectl get pods -o yaml)")
     _output(admit)
     admit.add_argument("--brief", action="store_true", help="text: only each Pod's verdict, status, event and failed checks")
+    _profile(admit)
     admit.set_defaults(command="admit")
 
     # Chapter 3
@@ -82,6 +105,7 @@ def parser() -> argparse.ArgumentParser:
     explain.add_argument("--system-reserved", metavar="LIST", help="as the kubelet flag, e.g. cpu=100m,memory=1Gi")
     explain.add_argument("--kube-reserved", metavar="LIST", help="as the kubelet flag, e.g. cpu=100m,memory=1Gi")
     _output(explain)
+    _profile(explain)
     explain.set_defaults(command="explain")
 
     # Chapter 1
@@ -93,6 +117,7 @@ def parser() -> argparse.ArgumentParser:
     watch.add_argument("--once", action="store_true", help="list, print and exit (no watch)")
     watch.add_argument("--connections", type=int, default=0, metavar="N",
                        help="stop after N watch connections (default: watch until interrupted)")
+    _profile(watch)
     watch.set_defaults(command="watch")
 
     # Chapters 1 and 4
@@ -101,6 +126,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--plot", metavar="OUT.png", help="also draw the signals against their thresholds, or each "
                      "container's state over time (PNG or SVG)")
     _output(run)
+    _profile(run)
     run.set_defaults(command="run")
     eviction = commands.add_parser("eviction", help="the eviction manager's decisions on real data")
     actions = eviction.add_subparsers(required=True, metavar="ACTION")
@@ -115,6 +141,7 @@ def parser() -> argparse.ArgumentParser:
     rank.add_argument("--imagefs", choices=("auto", "dedicated", "shared"), default="auto",
                       help="is imagefs its own filesystem? (default: guessed from the summary)")
     _output(rank)
+    _profile(rank)
     rank.set_defaults(command="eviction_rank")
 
     labs = commands.add_parser("labs", help="the lab notebooks")
@@ -133,6 +160,15 @@ class _Version(argparse.Action):
     def __call__(self, parser, namespace, values, option_string=None):
         print(version())
         parser.exit()
+
+
+def _profile(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--kubernetes-version", metavar="VERSION",
+                         help=f"answer as this release's kubelet: {features.RELEASES[0]} to {features.RELEASES[-1]} "
+                              f"(v1.36.3 works; default: {features.REFERENCE_RELEASE}, or the Node's kubeletVersion)")
+    command.add_argument("--feature-gates", metavar="GATES", default="",
+                         help="gates set on top of the release's defaults, as the kubelet flag: "
+                              "SidecarContainers=true,PodLevelResources=false")
 
 
 def _output(command: argparse.ArgumentParser) -> None:

@@ -11,6 +11,7 @@ against it and the command exits 1 when it differs. The eviction JSON is a stabl
 "mini-kubelet.run/v1":
 
     {"version": "mini-kubelet.run/v1",
+     "profile": {"kubernetesVersion": "1.27", "source": str, "featureGates": {gate: bool}},
      "scenario": {"name", "source", "description", "duration", "node": {"name", "capacity": {...},
                   "dedicated_image_fs": bool}, "kubelet": {the settings, defaults filled in}},
      "thresholds": [{"signal", "text", "hard", "grace_period", "min_reclaim"}],
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -72,16 +74,14 @@ def run(args: argparse.Namespace) -> int:
     from mini_kubelet.sim.lifecycle_scenario import is_lifecycle, read_scenario
     from mini_kubelet.sim.node_scenario import is_node
     doc, where, base, name = read_scenario(args.scenario)
+    use_scenario_release(args, doc, where)
     if is_lifecycle(doc):
         return _run_lifecycle(args, doc, where, base, name)
     if is_node(doc):
         return _run_node(args, doc, where, base, name)
-    if str(args.scenario) != api.STDIN:
-        timeline = sim.run_scenario(args.scenario)
-    elif isinstance(doc, dict):
-        timeline = sim.run_scenario(sim.load_scenario(doc, name="stdin"))
-    else:
+    if not isinstance(doc, dict):
         raise api.ManifestError(where, "", f"expected a mapping, got {api.type_name(doc)}")
+    timeline = sim.run_scenario(sim.load_scenario(doc, name=name, where=where, base=base))
     return _report(args, timeline, run_report, sim.plot_timeline, sim.check_expect)
 
 
@@ -108,9 +108,53 @@ def _run_node(args: argparse.Namespace, doc, where: str, base: Path, name: str) 
     return _report(args, trace, run_node_report, run_node_report.plot_node, check_node_expect)
 
 
+def use_scenario_release(args: argparse.Namespace, doc, where: str) -> None:
+    """Answer for the release a scenario names (kubernetesVersion:, featureGates:), unless a flag chose one.
+
+    The two fields are taken out of the document, so each kind's reader sees only its own fields.
+    """
+    from mini_kubelet import features
+    from mini_kubelet.cmd.main import use_profile
+
+    if not isinstance(doc, dict) or not ({"kubernetesVersion", "featureGates"} & set(doc)):
+        return
+    version, gates = doc.pop("kubernetesVersion", None), doc.pop("featureGates", None) or {}
+    if version is not None and not isinstance(version, str):
+        raise api.ManifestError(where, "kubernetesVersion", f'expected a string such as "1.36", got {version!r} '
+                                "(write it in quotes: YAML reads 1.30 as the number 1.3)")
+    if not isinstance(gates, dict) or not all(isinstance(v, bool) for v in gates.values()):
+        raise api.ManifestError(where, "featureGates", "expected a mapping of gate names to true or false")
+    try:
+        release = features.parse_release(str(version)) if version is not None else None
+    except ValueError as err:
+        raise api.ManifestError(where, "kubernetesVersion", str(err)) from None
+    try:
+        features.parse_gates(",".join(f"{k}={str(v).lower()}" for k, v in gates.items()))
+    except ValueError as err:
+        raise api.ManifestError(where, "featureGates", str(err)) from None
+    if args.kubernetes_version:
+        if release and release != features.DEFAULT_FEATURE_GATE.release:
+            print(f"note: {where} names Kubernetes {release}; answering for {features.DEFAULT_FEATURE_GATE.release}, "
+                  "as --kubernetes-version asks", file=sys.stderr)
+        return
+    args.feature_gates = ",".join(filter(None, [",".join(f"{k}={str(v).lower()}" for k, v in gates.items()),
+                                                args.feature_gates]))
+    try:
+        use_profile(args, release, f"scenario {where}")
+    except api.UsageError as err:  # a gate this release does not have, or a locked one
+        raise api.ManifestError(where, "featureGates", str(err).split(": ", 1)[1]) from None
+
+
 def _report(args: argparse.Namespace, result, report, plot, check_expect) -> int:
     """Print the replay's report (text or JSON), draw its plot, and exit 1 if it differs from its expect block."""
-    print(report.render_json(result) if args.output == "json" else report.render_text(result))
+    from mini_kubelet.cmd.inputs import profile_json, profile_line
+
+    if args.output == "json":
+        print(report.render_json(result, profile_json(args)))
+    else:
+        if profile_line(args):
+            print(profile_line(args))
+        print(report.render_text(result))
     if args.plot:
         try:
             plot(result, args.plot)

@@ -3,6 +3,7 @@
 The JSON structure (times are seconds since the start; a back-off is seconds, or null when the restart came at once):
 
     {"version": "mini-kubelet.lifecycle/v1",
+     "profile": {"kubernetesVersion": "1.27", "source": str, "featureGates": {gate: bool}},
      "scenario": {"name", "source", "description", "duration", "node",
                   "pods": [{"name", "namespace", "uid", "source": "api" | "file", "at", "restartPolicy"}]},
      "watch": [{"time", "pod", "ready", "status", "restarts", "phase"}],      # kubectl get pods -w
@@ -18,6 +19,9 @@ The JSON structure (times are seconds since the start; a back-off is seconds, or
 from __future__ import annotations
 
 import json
+from typing import Optional
+
+from mini_kubelet.cmd.inputs import with_profile
 
 from mini_kubelet.sim.lifecycle_expect import check_lifecycle_expect
 from mini_kubelet.sim.lifecycle_timeline import LifecycleTimeline
@@ -94,7 +98,7 @@ def aggregate_events(events: list[dict]) -> list[tuple[int, int, int, dict]]:
     return [tuple(v) for v in seen.values()]
 
 
-def render_json(timeline: LifecycleTimeline) -> str:
+def render_json(timeline: LifecycleTimeline, profile: Optional[dict] = None) -> str:
     """The timeline as the documented JSON structure."""
     sc = timeline.scenario
     checked, failures = check_lifecycle_expect(timeline) if sc.expect is not None else (0, [])
@@ -117,4 +121,4 @@ def render_json(timeline: LifecycleTimeline) -> str:
         "final": timeline.final,
         "expect": None if sc.expect is None else {"checked": checked, "failures": failures},
     }
-    return json.dumps(doc, indent=2)
+    return json.dumps(with_profile(doc, profile), indent=2)

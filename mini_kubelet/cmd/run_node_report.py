@@ -3,6 +3,7 @@
 The JSON structure, "mini-kubelet.node/v1" (times are seconds since the start, sizes bytes):
 
     {"version": "mini-kubelet.node/v1",
+     "profile": {"kubernetesVersion": "1.27", "source": str, "featureGates": {gate: bool}},
      "scenario": {"name", "source", "description", "duration", "node": {"name", "capacity", "allocatable"},
                   "kubelet": {the settings, defaults filled in}, "pods": int},
      "timeline": [{"time", "kind", "pod", "text"}],        # kind: arrive, exit, oomKill, evict, reject, condition,
@@ -24,6 +25,9 @@ The JSON structure, "mini-kubelet.node/v1" (times are seconds since the start, s
 from __future__ import annotations
 
 import json
+from typing import Optional
+
+from mini_kubelet.cmd.inputs import with_profile
 
 from mini_kubelet.sim.node_trace import NodeTrace, check_node_expect, human_duration
 from mini_kubelet.sim.series import format_duration as d
@@ -100,8 +104,8 @@ def as_json(trace: NodeTrace) -> dict:
             "passes": trace.passes, "expect": expect}
 
 
-def render_json(trace: NodeTrace) -> str:
-    return json.dumps(as_json(trace), indent=1, sort_keys=False)
+def render_json(trace: NodeTrace, profile: Optional[dict] = None) -> str:
+    return json.dumps(with_profile(as_json(trace), profile), indent=1, sort_keys=False)
 
 
 # --8<-- [start:plot_node]

@@ -11,6 +11,7 @@ from dataclasses import asdict
 from typing import Optional
 
 from mini_kubelet import sim
+from mini_kubelet.cmd.inputs import with_profile
 from mini_kubelet.cmd.text import table
 from mini_kubelet.eviction import signals
 
@@ -240,7 +241,7 @@ def _hang(text: str) -> int:
 
 
 # --8<-- [start:render_json]
-def render_json(timeline: sim.Timeline) -> str:
+def render_json(timeline: sim.Timeline, profile: Optional[dict] = None) -> str:
     """The timeline as the documented JSON structure.
 
     Upstream: none (a course tool)
@@ -259,5 +260,5 @@ def render_json(timeline: sim.Timeline) -> str:
         "conditions": timeline.condition_intervals(),
         "expect": None if sc.expect is None else {"checked": checked, "failures": failures},
     }
-    return json.dumps(report, indent=2)
+    return json.dumps(with_profile(report, profile), indent=2)
 # --8<-- [end:render_json]

@@ -12,7 +12,7 @@ from kubernetes.client import V1Node, V1Pod
 
 from mini_kubelet import api
 from mini_kubelet.cmd.explain import amount
-from mini_kubelet.cmd.inputs import Inputs, kubelet_version_note, sidecar_note
+from mini_kubelet.cmd.inputs import Inputs, kubelet_version_note, profile_line, sidecar_note
 from mini_kubelet.cmd.text import table
 
 
@@ -21,6 +21,8 @@ def run(args: argparse.Namespace) -> int:
     if args.files.count(api.STDIN) > 1:
         raise api.UsageError("- (standard input) can be given only once")
     inputs = Inputs()
+    if profile_line(args):
+        print(profile_line(args))
     for path in args.files:
         for obj in inputs.load(path):
             print("\n".join(_describe_pod(obj) if isinstance(obj, V1Pod) else _describe_node(obj)))

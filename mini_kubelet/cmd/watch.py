@@ -24,6 +24,7 @@ def run(args: argparse.Namespace) -> int:
     """
     from kubernetes.client import CoreV1Api
 
+    from mini_kubelet.cmd.inputs import profile_line, use_node_release
     from mini_kubelet.cmd.watch_report import pod_view, render
     from mini_kubelet.config.apiserver import SourceApiserver, load_client
 
@@ -53,6 +54,9 @@ def run(args: argparse.Namespace) -> int:
 
     source = SourceApiserver(client, args.node, on_set, kubeconfig=args.kubeconfig)
     state["node"] = _read_node(source, CoreV1Api(client), args.node, args.kubeconfig)
+    use_node_release(args, state["node"])
+    if profile_line(args):
+        print(profile_line(args), flush=True)
     print(f"node {args.node}: listing pods with {source.field_selector} (read-only)", flush=True)
     source.list()
     if not seen:

@@ -74,14 +74,15 @@ class Scenario:
 
 
 # --8<-- [start:load_scenario]
-def load_scenario(source: Union[str, Path, dict], *, name: str = "scenario") -> Scenario:
+def load_scenario(source: Union[str, Path, dict], *, name: str = "scenario", where: str = "", base: Path = Path(".")
+                  ) -> Scenario:
     """Read and check a scenario (a YAML file, or its already-decoded mapping); ManifestError on bad input.
 
     Upstream: none (a course tool); the kubelet settings are read as pkg/kubelet/eviction/helpers.go
     ParseThresholdConfig reads them.
     """
     if isinstance(source, dict):
-        doc, where, base = source, f"<{name}>", Path(".")
+        doc, where = source, where or f"<{name}>"
     else:
         doc, where, base, name = read_scenario(source)
     r = Reader(where, base)
