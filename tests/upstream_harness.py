@@ -34,12 +34,12 @@ class HarnessFault(Exception):
 
 
 def go() -> str:
-    """The go command, else a skip with NO_GO (a failure in CI, where every test must run)."""
+    """The go command, else a skip of the calling test module with NO_GO (a failure in CI, where every test must run)."""
     found = shutil.which("go")
     if found is None:
         if os.environ.get("CI"):
             pytest.fail(f"go is not on PATH in CI: {NO_GO}", pytrace=False)
-        pytest.skip(NO_GO)
+        pytest.skip(NO_GO, allow_module_level=True)
     return found
 
 
