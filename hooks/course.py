@@ -7,7 +7,8 @@
   output, run at build time (`<!-- run exit=2: ... -->` when the example shows an error).
 - `<!-- releases: mini-kubelet explain examples/pods/sidecar.yaml -->` becomes two content tabs, "v1.27"
   and "v1.36", each the command run with that `--kubernetes-version` and its output; the build fails if the
-  two answers are the same (a worked example shows both releases only where they differ).
+  two answers are the same (a worked example shows both releases only where they differ). `exit=0,1` gives
+  each release's exit code, for a Pod that v1.27 admits and v1.36 rejects.
 - `<!-- plot: examples/scenarios/NAME.yaml -->` becomes the figure `mini-kubelet run --plot` draws
   for that scenario, written into the site at build time (no image is committed).
 - `{{ upstream_tag }}` becomes the tag itself, for prose that names it.
@@ -20,6 +21,7 @@
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import os
@@ -49,7 +51,8 @@ VALID_REF = re.compile(
     r"(?:\|(?P<label>[^|\]`]+))?"  # optional short link text, for tables and repeated mentions
 )
 RUN_MARKER = re.compile(r"^<!-- run(?: exit=(\d+))?: (.+?) -->$", re.M)
-RELEASES_MARKER = re.compile(r"^<!-- releases(?: exit=(\d+))?: (.+?) -->$", re.M)
+RELEASES_MARKER = re.compile(r"^<!-- releases(?: exit=(\d+(?:,\d+)?))?: (.+?) -->$", re.M)
+ANY_COMMAND_MARKER = re.compile(r"^<!-- (?:run|releases)(?: exit=(\d+(?:,\d+)?))?: (.+?) -->$", re.M)  # either kind
 COMPARED = ("1.27", "1.36")  # the reference release and the current one, as a releases marker shows them
 PLOT_MARKER = re.compile(r"^<!-- plot: (examples/scenarios/[\w.-]+\.yaml) -->$", re.M)
 FENCE = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)
@@ -171,19 +174,34 @@ def release_command(command: str, release: str) -> str:
     return f"{command} --kubernetes-version {release}"
 
 
-def release_tabs(command: str, expected_exit: int) -> str:
-    """The command under each compared release, in content tabs; PluginError if the answers do not differ."""
+def release_answer(result: dict) -> str:
+    """What a command answered, less the line naming its release and the note on a Node's own release."""
+    text = re.sub(r"\AKubernetes 1\.\d+ \(--kubernetes-version\)\n", "", result["stdout"]) + result["stderr"]
+    return re.sub(r"(?m)^ *note: node \S+ runs kubelet .*\n(?: {4}\S.*\n)*", "", text)
+
+
+def release_tabs(command: str, expected_exit: str) -> str:
+    """The command under each compared release, in content tabs; PluginError if the answers do not differ.
+
+    expected_exit is one exit code for both releases ("0") or one for each ("0,1").
+    """
     blocks, answers = {}, []
-    for release in COMPARED:
+    exits = [int(code) for code in expected_exit.split(",")] * (1 if "," in expected_exit else 2)
+    for release, code in zip(COMPARED, exits):
         line = release_command(command, release)
         result = command_outputs(line)[line]
-        blocks[release] = console_block(line, result, expected_exit)
-        answers.append(re.sub(r"\AKubernetes 1\.\d+ \(--kubernetes-version\)\n", "", result["stdout"]) + result["stderr"])
+        blocks[release] = console_block(line, result, code)
+        answers.append(release_answer(result))
     if answers[0] == answers[1]:
         raise PluginError(f"releases marker `{command}`: the same answer under {' and '.join(COMPARED)}; "
                           "use a run marker")
     indented = {r: "\n".join("    " + line if line else "" for line in b.splitlines()) for r, b in blocks.items()}
-    return "\n\n".join(f'=== "v{release}"\n\n{indented[release]}' for release in COMPARED)
+    changed = [line for line in difflib.unified_diff(answers[0].splitlines(), answers[1].splitlines(), lineterm="", n=0)
+               if not line.startswith(("---", "+++", "@@"))]
+    shown = changed[:40] + ([f"  ... and {len(changed) - 40} more lines"] if len(changed) > 40 else [])
+    summary = "\n".join("        " + line for line in shown)
+    return ("\n\n".join(f'=== "v{release}"\n\n{indented[release]}' for release in COMPARED)
+            + f'\n\n??? note "The lines that differ (- v{COMPARED[0]}, + v{COMPARED[1]})"\n\n    ```diff\n{summary}\n    ```')
 
 
 def plot_command(scenario: str, target: Path) -> str:
@@ -220,7 +238,7 @@ def on_page_markdown(markdown, page, config, files):
     def transform(text: str) -> str:
         text = UPSTREAM_REF.sub(lambda m: upstream_link(m.group(1), repo, tag), text)
         text = PLOT_MARKER.sub(lambda m: plot_figure(m.group(1), page), text)
-        text = RELEASES_MARKER.sub(lambda m: release_tabs(m.group(2), int(m.group(1) or 0)), text)
+        text = RELEASES_MARKER.sub(lambda m: release_tabs(m.group(2), m.group(1) or "0"), text)
         return RUN_MARKER.sub(lambda m: console_block(m.group(2), command_outputs(m.group(2))[m.group(2)], int(m.group(1) or 0)),
                               text)
 

@@ -148,6 +148,10 @@ def pod_from_manifest(doc: Any, source: str = "<manifest>") -> V1Pod:
             seen[name] = path
     if spec.get("overhead") is not None:
         _check_resource_list(spec["overhead"], source, "spec.overhead")
+    if spec.get("resources") is not None:  # pod-level resources (1.32+): the client's V1PodSpec has the field
+        level = _mapping(spec["resources"], source, "spec.resources")
+        for field in ("requests", "limits"):
+            _check_resource_list(level.get(field) or {}, source, f"spec.resources.{field}")
     return _deserialize(doc, "V1Pod", source)
 
 

@@ -134,7 +134,8 @@ def should_container_be_restarted(container: V1Container, pod: V1Pod, pod_status
     A pod being deleted never restarts anything; a container with no instance (never started, or
     garbage-collected) starts; a running one does not; a created or unknown one does. An exited one
     restarts unless the policy is Never, or OnFailure and it exited 0. An empty policy counts as Always.
-    Upstream: pkg/kubelet/container/helpers.go ShouldContainerBeRestarted
+    With the ContainerRestartRules gate on (beta, on from 1.35) an exited one is judged by container_should_restart.
+    Upstream: pkg/kubelet/container/helpers.go ShouldContainerBeRestarted (the gated branch as in v1.35)
     """
     if pod.metadata.deletion_timestamp is not None:
         return False
@@ -145,6 +146,8 @@ def should_container_be_restarted(container: V1Container, pod: V1Pod, pod_status
         return False
     if status.state in (CONTAINER_STATE_UNKNOWN, CONTAINER_STATE_CREATED):
         return True
+    if features.DEFAULT_FEATURE_GATE.enabled("ContainerRestartRules"):  # the container's own policy and rules first
+        return container_should_restart(container, pod.spec.restart_policy, status.exit_code)
     if pod.spec.restart_policy == RESTART_POLICY_NEVER:
         return False
     if pod.spec.restart_policy == RESTART_POLICY_ON_FAILURE and status.exit_code == 0:
@@ -274,3 +277,56 @@ def has_any_regular_container_started(pod: V1Pod, statuses: list) -> bool:
     names = {c.name for c in pod.spec.containers}
     return any(s.name in names and s.state is not None and (s.state.running is not None or s.state.terminated is not None)
                for s in statuses)
+
+
+# --8<-- [start:container_should_restart]
+RESTART_RULE_ACTION_RESTART = "Restart"  # k8s.io/api/core/v1 ContainerRestartRuleAction
+RESTART_RULE_OP_IN, RESTART_RULE_OP_NOT_IN = "In", "NotIn"  # ContainerRestartRuleOnExitCodesOperator
+
+
+def find_matching_container_restart_rule(container: V1Container, exit_code: int) -> Optional[Any]:
+    """The first of the container's restartPolicyRules whose exit codes match (In, or NotIn), else None.
+
+    Upstream: pkg/api/v1/pod/util.go findMatchingContainerRestartRule
+    """
+    for rule in getattr(container, "restart_policy_rules", None) or []:
+        codes = rule.exit_codes
+        if codes is None:
+            continue
+        listed = exit_code in (codes.values or [])
+        if (codes.operator == RESTART_RULE_OP_IN and listed) or (codes.operator == RESTART_RULE_OP_NOT_IN and not listed):
+            return rule
+    return None
+
+
+def container_should_restart(container: V1Container, pod_restart_policy: Optional[str], exit_code: int) -> bool:
+    """Whether an exited container restarts: a matching Restart rule, else its own policy, else the pod's.
+
+    The rules count only when the container sets restartPolicy itself; an unknown policy falls through to
+    the next level, and a pod with no policy counts as Always.
+    Upstream: pkg/api/v1/pod/util.go ContainerShouldRestart (ContainerRestartRules)
+    """
+    own = getattr(container, "restart_policy", None)
+    if own is not None:
+        rule = find_matching_container_restart_rule(container, exit_code)
+        if rule is not None and rule.action == RESTART_RULE_ACTION_RESTART:
+            return True
+        if own in (RESTART_POLICY_ALWAYS, RESTART_POLICY_ON_FAILURE, RESTART_POLICY_NEVER):
+            return own == RESTART_POLICY_ALWAYS or (own == RESTART_POLICY_ON_FAILURE and exit_code != 0)
+    if pod_restart_policy == RESTART_POLICY_ON_FAILURE:
+        return exit_code != 0
+    return pod_restart_policy != RESTART_POLICY_NEVER
+
+
+def is_container_restartable(pod_restart_policy: Optional[str], container: V1Container) -> bool:
+    """Whether the container can ever restart: a Restart rule, else its own policy is not Never, else the pod's.
+
+    Upstream: pkg/api/v1/pod/util.go IsContainerRestartable (ContainerRestartRules)
+    """
+    own = getattr(container, "restart_policy", None)
+    if own is not None:
+        if any(r.action == RESTART_RULE_ACTION_RESTART for r in getattr(container, "restart_policy_rules", None) or []):
+            return True
+        return own != RESTART_POLICY_NEVER
+    return pod_restart_policy != RESTART_POLICY_NEVER
+# --8<-- [end:container_should_restart]

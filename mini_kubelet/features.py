@@ -97,9 +97,12 @@ UNGATED_CHANGES: dict[str, Change] = {
     "NoSwapForCriticalPods": Change("1.31", "#125277", "node- and cluster-critical Pods get no swap"),
     # In 1.32 only with SidecarContainers on (as it is by default); from 1.33 with no gate at all.
     "SidecarOOMScoreCap": Change("1.32", "#128029", "a sidecar's oom_score_adj is capped at its Pod's regular containers'"),
+    "CrashLoopBackOffFlatReset": Change("1.32", "#128374", "a crash-loop back-off starts over after 10 min, whatever its cap"),
     # The old overwrite stays behind AllowOverwriteTerminationGracePeriodSeconds (deprecated, off).
     "SoftEvictionGraceMin": Change("1.32", "#122890", "a soft eviction gives min(evictionMaxPodGracePeriod, the Pod's grace)"),
     "SingleProcessOOMKill": Change("1.32", "#126096", "the kubelet config singleProcessOOMKill turns memory.oom.group off"),
+    "MergeDefaultEvictionSettings": Change("1.33", "#127577", "the kubelet config mergeDefaultEvictionSettings keeps the unset defaults"),
+    "SidecarHostPorts": Change("1.34", "#132040", "the NodePorts check counts the host ports of sidecar containers"),
     "FailCgroupV1": Change("1.35", "#134298", "failCgroupV1 defaults to true: the kubelet refuses to start on cgroup v1"),
 }
 # --8<-- [end:changes]

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Callable, Optional
+
+from mini_kubelet import features
 
 from mini_kubelet.clock import Clock
 
@@ -15,6 +18,12 @@ from mini_kubelet.clock import Clock
 BACK_OFF_PERIOD = timedelta(seconds=10)  # pkg/kubelet/kubelet.go backOffPeriod: the first delay
 MAX_CONTAINER_BACK_OFF = timedelta(seconds=300)  # pkg/kubelet/kubelet.go MaxContainerBackOff: the cap
 # --8<-- [end:constants]
+# --8<-- [start:constants_v136]
+REDUCED_INITIAL_CRASH_LOOP_BACK_OFF = timedelta(seconds=1)  # ReduceDefaultCrashLoopBackOffDecay (alpha, off)
+REDUCED_MAX_CRASH_LOOP_BACK_OFF = timedelta(seconds=60)
+MIN_CONTAINER_RESTART_PERIOD = timedelta(seconds=1)  # crashLoopBackOff.maxContainerRestartPeriod: 1 s to 300 s
+CRASH_LOOP_BACK_OFF_RESET = timedelta(seconds=600)  # from 1.32 the kubelet's HasExpiredFunc: a flat 10 min
+# --8<-- [end:constants_v136]
 
 
 @dataclass
@@ -40,6 +49,17 @@ class Backoff:
         self.default_duration = initial
         self.max_duration = max_duration
         self.per_item_backoff: dict[str, BackoffEntry] = {}
+        # HasExpiredFunc (client-go from v0.32): when an entry starts over and is collected; None is 2 x the cap
+        self.has_expired_func: Optional[Callable[[datetime, datetime, timedelta], bool]] = None
+
+    def has_expired(self, event_time: datetime, last_update: datetime) -> bool:
+        """Whether the entry starts over: has_expired_func if set, else more than 2 x the cap since its update.
+
+        Upstream: k8s.io/client-go/util/flowcontrol/backoff.go Backoff.hasExpired (v0.32 and later)
+        """
+        if self.has_expired_func is not None:
+            return self.has_expired_func(event_time, last_update, self.max_duration)
+        return has_expired(event_time, last_update, self.max_duration)
 
     def get(self, key: str) -> timedelta:
         """The key's current delay, 0 if it has none.
@@ -55,7 +75,7 @@ class Backoff:
         Upstream: k8s.io/client-go/util/flowcontrol/backoff.go Backoff.Next
         """
         entry = self.per_item_backoff.get(key)
-        if entry is None or has_expired(event_time, entry.last_update, self.max_duration):
+        if entry is None or self.has_expired(event_time, entry.last_update):
             entry = self.per_item_backoff[key] = BackoffEntry(self.default_duration, self.clock.now())
         else:
             entry.backoff = min(entry.backoff * 2, self.max_duration)
@@ -74,7 +94,7 @@ class Backoff:
         Upstream: k8s.io/client-go/util/flowcontrol/backoff.go Backoff.IsInBackOffSince
         """
         entry = self.per_item_backoff.get(key)
-        if entry is None or has_expired(event_time, entry.last_update, self.max_duration):
+        if entry is None or self.has_expired(event_time, entry.last_update):
             return False
         return self.clock.since(event_time) < entry.backoff
 
@@ -84,7 +104,7 @@ class Backoff:
         Upstream: k8s.io/client-go/util/flowcontrol/backoff.go Backoff.IsInBackOffSinceUpdate
         """
         entry = self.per_item_backoff.get(key)
-        if entry is None or has_expired(event_time, entry.last_update, self.max_duration):
+        if entry is None or self.has_expired(event_time, entry.last_update):
             return False
         return event_time - entry.last_update < entry.backoff
 
@@ -94,7 +114,7 @@ class Backoff:
         Upstream: k8s.io/client-go/util/flowcontrol/backoff.go Backoff.GC
         """
         now = self.clock.now()
-        for key in [k for k, e in self.per_item_backoff.items() if now - e.last_update > self.max_duration * 2]:
+        for key in [k for k, e in self.per_item_backoff.items() if self.has_expired(now, e.last_update)]:
             del self.per_item_backoff[key]
 
     def delete_entry(self, key: str) -> None:
@@ -122,12 +142,37 @@ def new_back_off(initial: timedelta, max_duration: timedelta, clock: Clock) -> B
     return Backoff(initial, max_duration, clock)
 
 
-def new_container_back_off(clock: Clock) -> Backoff:
-    """The kubelet's crash-loop back-off: 10 s first, doubling, capped at 300 s.
+def new_crash_loop_back_off(max_container_restart_period: Optional[timedelta] = None) -> tuple[timedelta, timedelta]:
+    """(cap, initial delay) of the crash-loop back-off, by the release's gates and the kubelet config.
 
-    Upstream: pkg/kubelet/kubelet.go NewMainKubelet (klet.backOff = flowcontrol.NewBackOff(backOffPeriod, MaxContainerBackOff))
+    10 s doubling to 300 s; with ReduceDefaultCrashLoopBackOffDecay 1 s to 60 s; with KubeletCrashLoopBackOffMax
+    the config's crashLoopBackOff.maxContainerRestartPeriod is the cap (its default, 300 s, even over the reduced
+    60 s), and the first delay is never above it.
+    Upstream: pkg/kubelet/kubelet.go newCrashLoopBackOff (as in a 1.35 copy; 1.32 had the config's cap alone, inline)
     """
-    return new_back_off(BACK_OFF_PERIOD, MAX_CONTAINER_BACK_OFF, clock)
+    cap, initial = MAX_CONTAINER_BACK_OFF, BACK_OFF_PERIOD
+    gate = features.DEFAULT_FEATURE_GATE
+    if gate.enabled("ReduceDefaultCrashLoopBackOffDecay"):
+        cap, initial = REDUCED_MAX_CRASH_LOOP_BACK_OFF, REDUCED_INITIAL_CRASH_LOOP_BACK_OFF
+    if gate.enabled("KubeletCrashLoopBackOffMax"):
+        cap = max_container_restart_period if max_container_restart_period is not None else MAX_CONTAINER_BACK_OFF
+        initial = min(initial, cap)
+    return cap, initial
+
+
+def new_container_back_off(clock: Clock, max_container_restart_period: Optional[timedelta] = None) -> Backoff:
+    """The kubelet's crash-loop back-off: 10 s first, doubling, capped at 300 s (v1.27).
+
+    Later releases take their gates into account (new_crash_loop_back_off), and from 1.32 an entry starts
+    over only after 10 minutes without a restart, whatever the cap (with the 300 s cap that was 2 x the cap).
+    Upstream: pkg/kubelet/kubelet.go NewMainKubelet (klet.backOff = flowcontrol.NewBackOff(backOffPeriod,
+    MaxContainerBackOff); from 1.32 with its HasExpiredFunc; later named klet.crashLoopBackOff)
+    """
+    cap, initial = new_crash_loop_back_off(max_container_restart_period)
+    back_off = new_back_off(initial, cap, clock)
+    if features.DEFAULT_FEATURE_GATE.changed("CrashLoopBackOffFlatReset"):
+        back_off.has_expired_func = lambda event_time, last_update, _cap: event_time - last_update > CRASH_LOOP_BACK_OFF_RESET
+    return back_off
 
 
 def format_duration(d: timedelta) -> str:

@@ -9,7 +9,7 @@ read back with `pod_statuses`. Time moves only through `run_until`.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Optional
 
 from kubernetes.client import V1Node, V1Pod, V1PodStatus
@@ -21,6 +21,7 @@ from .config.sources import SourcesReady
 from .container_cache import Cache
 from .cri import RuntimeService
 from .events import Recorder
+from .flowcontrol import new_container_back_off
 from .kubelet_handlers import KubeletHandlers
 from .kubelet_sync import KubeletSyncer, MirrorClient
 from .pleg import GenericPLEG
@@ -51,12 +52,13 @@ class Kubelet:
     skip_idle_seconds (no upstream counterpart; off by default): the loop goes straight past the instants at which
     each relist, tick and housekeeping would do nothing (see `idle_until`); the same answers, on or off.
     admit_options: chapter 2's admission options for HandlePodAdditions (eviction_admit: the eviction manager's Admit).
+    max_container_restart_period: the kubelet config's crashLoopBackOff.maxContainerRestartPeriod (KubeletCrashLoopBackOffMax).
     """
 
     def __init__(self, clock: Clock, node: Optional[V1Node], *, mirror_client: Optional[MirrorClient] = None,
                  sources: tuple[str, ...] = (types.API_SERVER_SOURCE, types.FILE_SOURCE),
                  skip_settled_resyncs: bool = False, skip_idle_seconds: bool = False,
-                 admit_options: Optional[dict] = None):
+                 admit_options: Optional[dict] = None, max_container_restart_period: Optional[timedelta] = None):
         self.clock, self.node = clock, node
         self.runtime = RuntimeService(clock)
         self.recorder = Recorder(clock)
@@ -65,7 +67,8 @@ class Kubelet:
         self.config = PodConfig(clock=clock)
         self.sources = {source: self.config.channel(source) for source in sources}
         self.syncer = KubeletSyncer(self.runtime, self.status_manager, clock, self.recorder, mirror_client=mirror_client,
-                                    skip_settled_resyncs=skip_settled_resyncs)
+                                    skip_settled_resyncs=skip_settled_resyncs,
+                                    back_off=new_container_back_off(clock, max_container_restart_period))
         self.pod_workers = PodWorkers(self.syncer, self.work_queue, self.pod_cache, clock)
         self.syncer.is_pod_termination_requested = self.pod_workers.is_pod_termination_requested
         self.pleg = GenericPLEG(self.runtime.get_pods, clock, get_pod_status=self.runtime.get_pod_status,

@@ -15,9 +15,9 @@ from kubernetes.client import (
     V1Pod, V1PodCondition, V1PodIP, V1PodStatus,
 )
 
-from mini_kubelet import api, prober, qos, types
+from mini_kubelet import api, features, prober, qos, types
 from mini_kubelet.container import (
-    has_any_regular_container_started, is_restartable_init_container,
+    container_should_restart, has_any_regular_container_started, is_restartable_init_container,
     CONTAINER_STATE_CREATED, CONTAINER_STATE_EXITED, CONTAINER_STATE_RUNNING, CONTAINER_STATE_UNKNOWN, PodStatus,
     RESTART_POLICY_ALWAYS, RESTART_POLICY_NEVER, Status, should_container_be_restarted,
 )
@@ -47,12 +47,19 @@ def get_phase(pod: V1Pod, info: list[V1ContainerStatus], pod_is_terminal: bool) 
 
     With the SidecarContainers gate on (off, as in v1.27), restartable init containers count as in
     v1.32: running but not started keeps initialisation pending until a regular container has
-    started; once terminated they no longer count.
-    Upstream: pkg/kubelet/kubelet_pods.go getPhase (v1.27; the gated branch as in v1.32)
+    started; once terminated they no longer count. With ContainerRestartRules (on from 1.35) an exited
+    container is judged by whether it will run again (its own policy and rules): an init container that
+    will not fails the pod, and with every regular container stopped, one that will keeps it Running.
+    Upstream: pkg/kubelet/kubelet_pods.go getPhase (v1.27; the sidecar branch as in v1.32, the rules as a
+    later release reads them)
     """
     spec = pod.spec
+    rules = features.DEFAULT_FEATURE_GATE.enabled("ContainerRestartRules")
+
+    def restartable(c, code: int) -> bool:  # with rules: will this exited container run again?
+        return rules and container_should_restart(c, spec.restart_policy, code)
     pending_regular_init = pending_restartable_init = failed_initialization = 0
-    unknown = running = waiting = stopped = succeeded = 0
+    unknown = running = waiting = stopped = succeeded = stopped_not_restartable = 0
     for c in spec.init_containers or []:
         s = _status_of(info, c.name)
         state = s.state if s is not None else None
@@ -73,9 +80,9 @@ def get_phase(pod: V1Pod, info: list[V1ContainerStatus], pod_is_terminal: bool) 
         elif s is None or state is None or state.running is not None:
             pending_regular_init += 1
         elif state.terminated is not None:
-            failed_initialization += state.terminated.exit_code != 0
+            failed_initialization += state.terminated.exit_code != 0 and not restartable(c, state.terminated.exit_code)
         elif state.waiting is not None and last is not None:
-            failed_initialization += last.exit_code != 0
+            failed_initialization += last.exit_code != 0 and not restartable(c, last.exit_code)
         else:
             pending_regular_init += 1
 
@@ -89,16 +96,18 @@ def get_phase(pod: V1Pod, info: list[V1ContainerStatus], pod_is_terminal: bool) 
         elif state.terminated is not None:
             stopped += 1
             succeeded += state.terminated.exit_code == 0
+            stopped_not_restartable += not restartable(c, state.terminated.exit_code)
         elif state.waiting is not None:
             if s.last_state is not None and s.last_state.terminated is not None:
                 stopped += 1  # crash-looping: waiting to restart after a termination
+                stopped_not_restartable += not restartable(c, s.last_state.terminated.exit_code)
             else:
                 waiting += 1
         else:
             unknown += 1
 
-    if failed_initialization > 0 and spec.restart_policy == RESTART_POLICY_NEVER:
-        return FAILED
+    if failed_initialization > 0 and (rules or spec.restart_policy == RESTART_POLICY_NEVER):
+        return FAILED  # with rules only the failures that will not run again were counted
     if (pending_regular_init > 0 or (pending_restartable_init > 0 and not has_any_regular_container_started(pod, info))
             or waiting > 0):
         return PENDING
@@ -107,6 +116,8 @@ def get_phase(pod: V1Pod, info: list[V1ContainerStatus], pod_is_terminal: bool) 
     if running == 0 and stopped > 0 and unknown == 0:
         if pod_is_terminal and not types.is_static_pod(pod):  # no restarts any more, whatever the policy
             return SUCCEEDED if stopped == succeeded else FAILED
+        if rules:  # one that will restart keeps the pod Running; else they all exited for good
+            return RUNNING if stopped != stopped_not_restartable else SUCCEEDED if stopped == succeeded else FAILED
         if spec.restart_policy == RESTART_POLICY_ALWAYS:
             return RUNNING  # every container is on its way to a restart
         if stopped == succeeded:
@@ -278,7 +289,9 @@ def generate_api_pod_status(pod: V1Pod, pod_status: PodStatus, pod_is_terminal: 
             conditions.append(disruption)
         else:
             conditions[at] = disruption
-    conditions.append(generate_pod_initialized_condition(pod.spec, s.init_container_statuses, s.phase))
+    sidecars = features.DEFAULT_FEATURE_GATE.enabled("SidecarContainers")  # from 1.28 it reads every container
+    conditions.append(generate_pod_initialized_condition(
+        pod.spec, s.init_container_statuses + s.container_statuses if sidecars else s.init_container_statuses, s.phase))
     conditions.append(generate_pod_ready_condition(pod.spec, conditions, s.container_statuses, s.phase))
     conditions.append(generate_containers_ready_condition(pod.spec, s.container_statuses, s.phase))
     conditions.append(V1PodCondition(type="PodScheduled", status="True"))

@@ -13,7 +13,7 @@ from typing import Callable, Optional, Protocol
 
 from kubernetes.client import V1Pod, V1PodStatus
 
-from . import container
+from . import container, features
 from .types import SyncPodType
 
 # --8<-- [start:constants]
@@ -187,17 +187,20 @@ def calculate_effective_grace_period(status: PodSyncStatus, pod: V1Pod,
     The API server's deletionGracePeriodSeconds, then a kill's override (eviction), may lower the recorded
     value (or set it when it is 0); with nothing recorded, the pod's terminationGracePeriodSeconds; at least 1.
     A 0 (kubectl delete --force --grace-period=0) reads as "nothing recorded", so v1.27 falls back to the
-    spec's grace period (upstream issue #120449; later releases changed this).
+    spec's grace period (upstream issue #120449). From 1.31 (#124063) a value that was applied, 0 included,
+    is kept: a force delete gets 1 s.
     """
-    grace_period = status.grace_period
+    grace_period, overridden = status.grace_period, False
     override = pod.metadata.deletion_grace_period_seconds
     if override is not None and (grace_period == 0 or override < grace_period):
-        grace_period = override
+        grace_period, overridden = override, True
     if options is not None:
         override = options.pod_termination_grace_period_seconds_override
         if override is not None and (grace_period == 0 or override < grace_period):
-            grace_period = override
-    if grace_period == 0 and pod.spec.termination_grace_period_seconds is not None:
+            grace_period, overridden = override, True
+    if overridden and not features.DEFAULT_FEATURE_GATE.changed("HardEvictionOneSecondGrace"):
+        overridden = False  # v1.27 has no such flag
+    if not overridden and grace_period == 0 and pod.spec.termination_grace_period_seconds is not None:
         grace_period = pod.spec.termination_grace_period_seconds
     grace_period = max(grace_period, 1)
     return grace_period, status.grace_period != 0 and status.grace_period != grace_period

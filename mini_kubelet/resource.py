@@ -2,11 +2,16 @@
 
 Upstream: pkg/api/v1/resource/helpers.go (PodRequests, PodLimits, GetResourceRequestQuantity,
 GetResourceRequest) and pkg/apis/core/v1/defaults.go (SetDefaults_Pod, the requests-from-limits part, and
-SetDefaults_ResourceList, the rounding up to milli precision).
+SetDefaults_ResourceList, the rounding up to milli precision). From 1.32 PodRequests and PodLimits live in
+k8s.io/component-helpers resource/helpers.go; what they add is read here at v0.36.0 and holds only behind
+its gate: sidecars (SidecarContainers, on from 1.29) and pod-level `spec.resources` (PodLevelResources,
+on from 1.34). With both gates off, as in v1.27, every answer is v1.27's.
 
 The in-place resize feature gate (InPlacePodVerticalScaling) is alpha and off in v1.27, so the path
-that reads requests from `status.containerStatuses[].allocatedResources` is not implemented: requests
-always come from the spec. Sidecar (restartable init) containers do not exist in v1.27 either.
+that reads requests from `status.containerStatuses[].allocatedResources` (UseStatusResources) is not
+implemented: requests always come from the spec, in every release. Nor are the v0.36 options Reuse,
+NonMissingContainerRequests, SkipContainerLevelResources and the DRA claim status.
+GetResourceRequestQuantity keeps its v1.27 sum-then-max without sidecars (unchanged to v1.32.10).
 """
 
 from __future__ import annotations
@@ -16,7 +21,8 @@ from typing import Callable, Optional
 
 from kubernetes.client import V1Container, V1Pod
 
-from . import api
+from . import api, features
+from .container import is_restartable_init_container
 
 ResourceList = dict[str, Decimal]
 ContainerFn = Callable[[ResourceList, str], None]
@@ -126,25 +132,97 @@ def canonical_quantity(amount: Decimal, written: object) -> str:
 
 # --8<-- [start:sum_then_max]
 def _sum_then_max(pod: V1Pod, read: Callable[[V1Container], ResourceList], container_fn: Optional[ContainerFn]) -> ResourceList:
-    """App containers' amounts summed, then each resource raised to any larger init container's amount."""
+    """App containers and sidecars summed, then raised to each init container's need (itself plus earlier sidecars).
+
+    Without sidecars (v1.27, or SidecarContainers off) an init container's need is its own amounts.
+    """
     total: ResourceList = {}
-    for kind, containers, merge in ((CONTAINERS, pod.spec.containers, _add), (INIT_CONTAINERS, pod.spec.init_containers, _raise_to)):
-        for container in containers or []:
-            amounts = read(container)
-            if container_fn is not None:
-                container_fn(amounts, kind)
-            merge(total, amounts)
+    for container in pod.spec.containers or []:
+        amounts = read(container)
+        if container_fn is not None:
+            container_fn(amounts, CONTAINERS)
+        _add(total, amounts)
+    sidecars: ResourceList = {}  # the sidecars started so far: they keep running beside what follows
+    init_peak: ResourceList = {}
+    for container in pod.spec.init_containers or []:
+        amounts = read(container)
+        if is_restartable_init_container(container):
+            _add(total, amounts)
+            _add(sidecars, amounts)
+            need = dict(sidecars)
+        else:
+            need = dict(amounts)
+            _add(need, sidecars)
+        if container_fn is not None:
+            container_fn(need, INIT_CONTAINERS)
+        _raise_to(init_peak, need)
+    _raise_to(total, init_peak)
     return total
 # --8<-- [end:sum_then_max]
 
 
-# --8<-- [start:pod_requests]
-def pod_requests(pod: V1Pod, *, exclude_overhead: bool = False, container_fn: Optional[ContainerFn] = None) -> ResourceList:
-    """The pod's requests: app containers summed, raised to any larger init request, plus overhead.
+# --8<-- [start:pod_level]
+def is_supported_pod_level_resource(name: str) -> bool:
+    """cpu, memory and hugepages-*: the resources a Pod may set in spec.resources (others are ignored).
 
-    Upstream: pkg/api/v1/resource/helpers.go PodRequests
+    Upstream: k8s.io/component-helpers resource/helpers.go IsSupportedPodLevelResource (v0.36.0)
+    """
+    return name in ("cpu", "memory") or name.startswith("hugepages-")
+
+
+def _pod_level(pod: V1Pod, field: str) -> ResourceList:
+    resources = getattr(pod.spec, "resources", None)
+    return _parsed(getattr(resources, field, None) if resources is not None else None)
+
+
+def is_pod_level_requests_set(pod: V1Pod) -> bool:
+    """spec.resources.requests names at least one supported resource.
+
+    Upstream: k8s.io/component-helpers resource/helpers.go IsPodLevelRequestsSet (v0.36.0)
+    """
+    return any(map(is_supported_pod_level_resource, _pod_level(pod, "requests")))
+
+
+def is_pod_level_limits_set(pod: V1Pod) -> bool:
+    """spec.resources.limits names at least one supported resource.
+
+    Upstream: k8s.io/component-helpers resource/helpers.go IsPodLevelLimitsSet (v0.36.0)
+    """
+    return any(map(is_supported_pod_level_resource, _pod_level(pod, "limits")))
+
+
+def is_pod_level_resources_set(pod: V1Pod) -> bool:
+    """spec.resources sets a supported resource as a request or as a limit.
+
+    Upstream: k8s.io/component-helpers resource/helpers.go IsPodLevelResourcesSet (v0.36.0)
+    """
+    return is_pod_level_requests_set(pod) or is_pod_level_limits_set(pod)
+
+
+def _use_pod_level(pod: V1Pod, skip: Optional[bool], is_set: Callable[[V1Pod], bool]) -> bool:
+    # The callers (the kubelet, the scheduler) pass SkipPodLevelResources = PodLevelResources is off.
+    if skip is None:
+        skip = not features.DEFAULT_FEATURE_GATE.enabled("PodLevelResources")
+    return not skip and is_set(pod)
+
+
+def _overlay_pod_level(total: ResourceList, pod_level: ResourceList) -> None:
+    # A supported resource set at pod level replaces the containers' value; any other is left alone.
+    total.update({name: amount for name, amount in pod_level.items() if is_supported_pod_level_resource(name)})
+# --8<-- [end:pod_level]
+
+
+# --8<-- [start:pod_requests]
+def pod_requests(pod: V1Pod, *, exclude_overhead: bool = False, container_fn: Optional[ContainerFn] = None,
+                 skip_pod_level_resources: Optional[bool] = None) -> ResourceList:
+    """The pod's requests: containers (and sidecars) summed, raised to any larger init need, pod-level wins, plus overhead.
+
+    Upstream: pkg/api/v1/resource/helpers.go PodRequests (v1.27); k8s.io/component-helpers resource/helpers.go
+    PodRequests and AggregateContainerRequests (v0.36.0). skip_pod_level_resources None: skip unless PodLevelResources.
     """
     total = _sum_then_max(pod, _requests, container_fn)
+    if _use_pod_level(pod, skip_pod_level_resources, is_pod_level_requests_set):
+        _overlay_pod_level(total, _pod_level(pod, "requests"))
     if not exclude_overhead:
         _add(total, _parsed(pod.spec.overhead))  # every overhead key, even one no container requests
     return total
@@ -152,12 +230,16 @@ def pod_requests(pod: V1Pod, *, exclude_overhead: bool = False, container_fn: Op
 
 
 # --8<-- [start:pod_limits]
-def pod_limits(pod: V1Pod, *, exclude_overhead: bool = False, container_fn: Optional[ContainerFn] = None) -> ResourceList:
-    """The pod's limits: app containers summed, raised to any larger init limit, plus overhead on non-zero keys.
+def pod_limits(pod: V1Pod, *, exclude_overhead: bool = False, container_fn: Optional[ContainerFn] = None,
+               skip_pod_level_resources: Optional[bool] = None) -> ResourceList:
+    """The pod's limits: containers (and sidecars) summed, raised to any larger init need, pod-level wins, overhead on non-zero keys.
 
-    Upstream: pkg/api/v1/resource/helpers.go PodLimits
+    Upstream: pkg/api/v1/resource/helpers.go PodLimits (v1.27); k8s.io/component-helpers resource/helpers.go
+    PodLimits and AggregateContainerLimits (v0.36.0). skip_pod_level_resources None: skip unless PodLevelResources.
     """
     total = _sum_then_max(pod, _limits, container_fn)
+    if _use_pod_level(pod, skip_pod_level_resources, is_pod_level_resources_set):
+        _overlay_pod_level(total, _pod_level(pod, "limits"))
     for name, amount in ({} if exclude_overhead else _parsed(pod.spec.overhead)).items():
         if total.get(name, 0) != 0:  # an unlimited resource stays unlimited
             total[name] += amount

@@ -17,7 +17,8 @@ from typing import Callable, Optional
 
 from kubernetes.client import V1Node, V1NodeSelector, V1Pod, V1Taint, V1Toleration
 
-from . import api, resource
+from . import api, features, resource
+from .container import is_restartable_init_container
 
 CPU, MEMORY, EPHEMERAL_STORAGE, PODS = "cpu", "memory", "ephemeral-storage", "pods"
 DEFAULT_BIND_ALL_HOST_IP = "0.0.0.0"
@@ -128,7 +129,8 @@ def new_node_info(node: V1Node, pods: list[V1Pod]) -> NodeInfo:
 def compute_pod_resource_request(pod: V1Pod) -> dict[str, int]:
     """The pod's request as the fit check sees it: app sum, raised to each init container, plus overhead.
 
-    Upstream: pkg/scheduler/framework/plugins/noderesources/fit.go computePodResourceRequest
+    Upstream: pkg/scheduler/framework/plugins/noderesources/fit.go computePodResourceRequest (from 1.29 it is
+    component-helpers PodRequests, with sidecars; pod-level requests count when PodLevelResources is on)
     """
     request = _to_resource(resource.pod_requests(pod), max, {})  # Resource.SetMaxResource on an empty Resource
     request.pop(PODS, None)  # SetMaxResource ignores "pods"
@@ -155,7 +157,8 @@ class InsufficientResource:
 def fits_request(pod_request: dict[str, int], node_info: NodeInfo) -> list[InsufficientResource]:
     """Every resource that does not fit: the pod count first, then cpu, memory, ephemeral-storage, scalars.
 
-    Upstream: pkg/scheduler/framework/plugins/noderesources/fit.go fitsRequest
+    Upstream: pkg/scheduler/framework/plugins/noderesources/fit.go fitsRequest (from 1.28, #116408, a Pod
+    asking 0 of cpu, memory or ephemeral-storage is not checked for it, as scalars never were)
     """
     short: list[InsufficientResource] = []
     allowed_pods = node_info.allocatable.get(PODS, 0)
@@ -164,10 +167,11 @@ def fits_request(pod_request: dict[str, int], node_info: NodeInfo) -> list[Insuf
     scalars = {k: v for k, v in pod_request.items() if k not in (CPU, MEMORY, EPHEMERAL_STORAGE)}
     if not any(pod_request.get(k, 0) for k in (CPU, MEMORY, EPHEMERAL_STORAGE)) and not scalars:
         return short
+    skip_zero = features.DEFAULT_FEATURE_GATE.changed("ZeroRequestFitSkip")  # 1.28: cpu, memory, storage too
     # Upstream walks the scalars in Go map order (random); sorted here so the answer is repeatable.
     for name in [CPU, MEMORY, EPHEMERAL_STORAGE] + sorted(scalars):
         wanted = pod_request.get(name, 0)
-        if name in scalars and wanted == 0:
+        if wanted == 0 and (name in scalars or skip_zero):  # a resource asked for 0 is not checked
             continue
         used, capacity = node_info.requested.get(name, 0), node_info.allocatable.get(name, 0)
         if wanted > capacity - used:  # a request equal to what is free still fits
@@ -301,10 +305,17 @@ def find_matching_untolerated_taint(taints: Optional[list[V1Taint]], tolerations
 # --8<-- [end:tolerates_taint]
 
 
+# --8<-- [start:container_ports]
 def _container_ports(pod: V1Pod) -> list[tuple[str, str, int]]:
-    """(host IP, protocol, host port) of every port of the app containers (init containers are not looked at)."""
-    return [(p.host_ip or "", p.protocol or "", p.host_port or 0)
-            for c in pod.spec.containers or [] for p in c.ports or []]
+    """(host IP, protocol, host port) of every port of the app containers, and from 1.34 of the sidecars first.
+
+    Upstream: pkg/scheduler/util/utils.go GetHostPorts (1.34, #132040); v1.27 reads spec.containers only
+    """
+    containers = list(pod.spec.containers or [])
+    if features.DEFAULT_FEATURE_GATE.changed("SidecarHostPorts"):
+        containers = [c for c in pod.spec.init_containers or [] if is_restartable_init_container(c)] + containers
+    return [(p.host_ip or "", p.protocol or "", p.host_port or 0) for c in containers for p in c.ports or []]
+# --8<-- [end:container_ports]
 
 
 def _sanitize(ip: str, protocol: str, port: int) -> tuple[str, str, int]:

@@ -64,7 +64,8 @@ class RlimitStats:
 
 @dataclass
 class RuntimeStats:
-    image_fs: Optional[FsStats] = None  # v1.27 has no containerFs
+    image_fs: Optional[FsStats] = None
+    container_fs: Optional[FsStats] = None  # "containerFs", from 1.29: the writable layers' filesystem
 
 
 @dataclass
@@ -149,7 +150,7 @@ _SCHEMA: dict[type, list[tuple[str, str, Any]]] = {
     MemoryStats: _MEMORY,
     CPUStats: _CPU,
     RlimitStats: [_TIME_FIELD, ("maxpid", "maxpid", _INT), ("curproc", "curproc", _INT)],
-    RuntimeStats: [("imageFs", "image_fs", FsStats)],
+    RuntimeStats: [("imageFs", "image_fs", FsStats), ("containerFs", "container_fs", FsStats)],
     ContainerStats: _CONTAINER,
     PodReference: [("name", "name", _STR), ("namespace", "namespace", _STR), ("uid", "uid", _STR)],
     PVCReference: [("name", "name", _STR), ("namespace", "namespace", _STR)],

@@ -180,6 +180,20 @@ EXPLAINED = {
         systemd=None,
         v2_files={"cpu.weight": "4"},
     ),
+    # Pod-level resources (spec.resources, on from 1.34) are not a v1.27 field: v1.27 reads the containers.
+    # requests cpu 500m + 100m = 600m -> shares 600*1024//1000 = 614; no container limit -> no quota, no memory
+    # oom api:          1000*536870912 // C = 64 -> 936
+    # oom audit-writer: 1000*134217728 // C = 16 -> 984
+    # v2 weight 1 + (614-2)*9999//262142 = 24 (a 1.34+ kubelet sizes the Pod by spec.resources instead)
+    "pod-level-resources.yaml": Explained(
+        qos_class=qos.BURSTABLE,
+        config=helpers.ResourceConfig(cpu_shares=614),
+        oom_score_adj={"api": 936, "audit-writer": 984},
+        cgroupfs="/kubepods/burstable/pod7d3e1b90-52c4-4f0a-9a8e-1c6b2f4d8e35",
+        systemd="/kubepods.slice/kubepods-burstable.slice/"
+        "kubepods-burstable-pod7d3e1b90_52c4_4f0a_9a8e_1c6b2f4d8e35.slice",
+        v2_files={"cpu.weight": "24"},
+    ),
 }
 
 

@@ -266,7 +266,7 @@ def test_explain_leaves_a_finished_pod_out_of_the_qos_tier(capsys, tmp_path):
 def test_sidecar_request_as_1_29_computes_it():
     # KEP-753 "Resources calculation": max(containers + sidecars, max over init i of (init i + sidecars
     # started before it)) + overhead; pkg/api/v1/resource/helpers.go PodRequests from 1.29.
-    from mini_kubelet.cmd.inputs import pod_requests_with_sidecars
+    from mini_kubelet.cmd.inputs import requests_in_two_releases
 
     doc = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {
         "overhead": {"cpu": "10m"},
@@ -277,7 +277,7 @@ def test_sidecar_request_as_1_29_computes_it():
             {"name": "late-init", "resources": {"requests": {"cpu": "800m"}}}],
         "containers": [{"name": "app", "resources": {"requests": {"cpu": "300m"}}}]}}
     pod = api.pod_from_manifest(doc)
-    milli = {sidecars: api.milli_value(pod_requests_with_sidecars(pod, sidecars=sidecars)["cpu"]) for sidecars in (False, True)}
+    milli = dict(zip((False, True), (api.milli_value(r["cpu"]) for r in requests_in_two_releases(pod))))
     # v1.27: max(300, max(100, 1000, 200, 800)) + 10; 1.29: max(300+100+200, max(100, 1100, 300, 1100)) + 10
     assert milli == {False: 1010, True: 1110}
 
@@ -463,7 +463,8 @@ def test_version_names_the_course_and_the_kubernetes_release_without_loading_the
             "    assert e.code in (0, None)\nassert 'kubernetes' not in sys.modules and 'yaml' not in sys.modules\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0, result.stderr
-    assert result.stdout == "mini-kubelet 0.1.0, mirroring the Kubernetes v1.27 kubelet\n"
+    assert result.stdout == ("mini-kubelet 0.1.0, mirroring the Kubernetes v1.27 kubelet (--kubernetes-version answers "
+                             "for 1.27 to 1.36)\n")
 
 
 @pytest.mark.ch0

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from hooks.course import RUN_MARKER, run_commands
+from hooks.course import COMPARED, RUN_MARKER, release_answer, run_commands
 
 from .conftest import DOCS, ROOT
 
@@ -73,3 +73,37 @@ def test_the_program_ends_quietly_when_its_reader_goes():
     head = subprocess.run(f"{sys.executable} -m mini_kubelet run examples/scenarios/memory-hard.yaml --output json"
                           " | head -c 10", shell=True, cwd=ROOT, capture_output=True, text=True)
     assert head.stdout == '{\n  "versi' and "Traceback" not in head.stderr and "BrokenPipe" not in head.stderr
+
+
+# --- worked examples and the current release ---
+
+NAMES_A_RELEASE = ("--kubernetes-version", "--feature-gates", "node-v1.")  # the example already picks its release
+
+
+def test_every_example_that_differs_between_releases_shows_both():
+    """A run marker whose answer under v1.36 is not v1.27's must be a releases marker, which shows the two in tabs."""
+    plain = [c for c in MARKERS if not any(flag in c for flag in NAMES_A_RELEASE)]
+    reference = run_commands(plain, ROOT)
+    current = run_commands([f"{c} --kubernetes-version {COMPARED[1]}" for c in plain], ROOT)
+    differ = [c for c, a, b in zip(plain, reference, current) if (a["exit"], release_answer(a)) != (b["exit"], release_answer(b))]
+    assert differ == [], "these examples answer otherwise under v1.36: write them <!-- releases: ... -->"
+
+
+def test_a_releases_marker_shows_both_releases_or_fails_the_build():
+    from mkdocs.exceptions import PluginError
+
+    import hooks.course as course
+    lines = [course.release_command(c, r) for c in ("mini-kubelet explain examples/cluster/deployment.yaml",
+                                                    "mini-kubelet show examples/pods/web.yaml") for r in COMPARED]
+    course._BUILD["outputs"].update(zip(lines, run_commands(lines, ROOT)))
+    tabs = course.release_tabs("mini-kubelet explain examples/cluster/deployment.yaml", "0")
+    assert tabs.startswith('=== "v1.27"\n\n    ```text\n    $ mini-kubelet explain examples/cluster/deployment.yaml')
+    assert '\n=== "v1.36"\n\n    ```text\n' in tabs and "    Kubernetes 1.36 (--kubernetes-version)" in tabs
+    with pytest.raises(PluginError, match="the same answer under 1.27 and 1.36"):
+        course.release_tabs("mini-kubelet show examples/pods/web.yaml", "0")
+    flip = "mini-kubelet show examples/pods/web.yaml --feature-gates SidecarContainers=true"  # no such gate in v1.27
+    lines = [course.release_command(flip, r) for r in COMPARED]
+    course._BUILD["outputs"].update(zip(lines, run_commands(lines, ROOT)))
+    assert "unrecognized feature gate: SidecarContainers" in course.release_tabs(flip, "2,0")
+    with pytest.raises(PluginError, match="exited 2, expected 0"):
+        course.release_tabs(flip, "0")

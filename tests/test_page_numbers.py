@@ -33,7 +33,7 @@ def run_output(capsys, *args: str) -> str:
 def test_the_timeline_commentary_names_times_the_replay_prints(capsys):
     """synchronize.md, "A timeline": every time the bullets name (**3m6s, 3m12s:** ...) is a line of the replay."""
     prose = section("chapter-4/synchronize.md", "A timeline")
-    marker = re.search(r"<!-- run: mini-kubelet (run \S+) -->", prose)
+    marker = re.search(r"<!-- (?:run|releases): mini-kubelet (run \S+) -->", prose)
     out = run_output(capsys, *marker.group(1).split())
     printed = {line.split()[0] for line in out.splitlines() if re.match(r"  \d+(m|s)", line)}
     named = [t for bold in re.findall(r"^- \*\*([^*]+):\*\*", prose, re.M) for t in bold.split(", ")]

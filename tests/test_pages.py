@@ -14,7 +14,7 @@ import shlex
 
 import pytest
 
-from hooks.course import RUN_MARKER, VALID_REF
+from hooks.course import ANY_COMMAND_MARKER, VALID_REF
 
 from .conftest import DOCS, ROOT
 
@@ -47,7 +47,7 @@ def test_snippets_name_sections_that_exist(page):
 
 @pytest.mark.parametrize("page", PAGES)
 def test_run_markers_name_files_that_exist(page):
-    for _, command in RUN_MARKER.findall(page.read_text()):
+    for _, command in ANY_COMMAND_MARKER.findall(page.read_text()):
         for word in shlex.split(command):
             if word.startswith("examples/"):
                 assert (ROOT / word).exists(), f"{page.name}: {word} does not exist"

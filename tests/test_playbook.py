@@ -19,7 +19,7 @@ from typing import Any, Callable
 import pytest
 import yaml
 
-from hooks.course import RUN_MARKER, run_commands
+from hooks.course import ANY_COMMAND_MARKER, run_commands
 from mini_kubelet.cmd.main import main
 from mini_kubelet.sim import check_expect, run_scenario
 from mini_kubelet.sim.lifecycle_expect import check_lifecycle_expect
@@ -156,7 +156,7 @@ def flat(text: str) -> str:
 
 
 def page_markers(page: str) -> list[str]:
-    return [command for _, command in RUN_MARKER.findall((PLAYBOOK / f"{page}.md").read_text())]
+    return [command for _, command in ANY_COMMAND_MARKER.findall((PLAYBOOK / f"{page}.md").read_text())]
 
 
 def input_file(command: str) -> str:

@@ -4,7 +4,8 @@
 # Before the kubelet starts a Pod, its predicate admit handler re-runs the scheduler's basic
 # checks against the node and the Pods already on it, and refuses the Pod at the first failure.
 # In this lab you write those checks yourself, as Kubernetes v1.27 applies them, and check your
-# answers against the cases in upstream's own unit tests.
+# answers against the cases in upstream's own unit tests; the last exercise computes the request
+# as the current release, v1.36, does.
 #
 # **You will be able to**
 #
@@ -13,7 +14,8 @@
 #    numbers the kubelet reports;
 # 3. match a node against required node-affinity terms, operators and all;
 # 4. find which check rejects a Pod, in the kubelet's order;
-# 5. write exactly what the kubelet writes for the Pod: status and event.
+# 5. write exactly what the kubelet writes for the Pod: status and event;
+# 6. compute the request as v1.36 does, with sidecar containers and pod-level resources.
 #
 # **How the exercises work.** Each exercise is a function for you to write, followed by a check
 # cell. The check runs your function on cases whose answers come from the upstream Go code (the
@@ -634,6 +636,120 @@ check("Exercise 5: what the kubelet writes", kubelet_writes, [
 ])
 
 # %% [markdown]
+# ## Exercise 6: the effective request in v1.36
+#
+# *The current release.* Exercise 1 is v1.27's rule. Two features added since then change the
+# request of some Pods in v1.36, the current release:
+#
+# - **Sidecar containers** (KEP-753: alpha in v1.28 with kubernetes/kubernetes#116429, on by
+#   default from v1.29, GA in v1.33). An init container with `restartPolicy: Always` is a
+#   sidecar. It starts in its place among the init containers but does not exit: it keeps
+#   running beside every init container after it and, later, beside the app containers. So the
+#   Pod needs the most it ever runs at once, phase by phase:
+#   1. **the steady state**: the app containers and **all** the sidecars, added up;
+#   2. **each regular init container**: its own request plus the sidecars listed **before** it
+#      (they have started already; the ones after it have not).
+#
+#   The request of each resource is the largest over these phases, overhead added as before. A
+#   Pod without sidecars has only the steady state and the init containers, alone: Exercise 1.
+# - **Pod-level resources** (KEP-2837: alpha in v1.32 with kubernetes/kubernetes#128407, beta
+#   and on by default from v1.34). A Pod may set `spec.resources.requests` itself. For `cpu`,
+#   `memory` and `hugepages-<size>` that amount **replaces** what the containers add up to, with
+#   the overhead's entry for it still added; any other name there is ignored, and a resource the
+#   Pod level leaves out still comes from the containers.
+#
+# No need to redo Exercise 1's arithmetic: `side_by_side(pod, containers)` below makes a copy of
+# the Pod that runs just these containers, together, as its app containers (no init containers,
+# the overhead kept), and your `pod_request` of that copy is the request of one phase.
+#
+# Write `pod_request_v136(pod)` returning a dict like `pod_request`'s. In the cases, `sidecar(...)`
+# writes an init container with `restartPolicy: Always`, and `resources={"requests": {...}}` sets
+# the Pod-level requests.
+
+# %%
+def side_by_side(pod, containers):
+    """A copy of the Pod whose app containers are these, running together, with no init containers."""
+    copy = api.deep_copy(pod)
+    copy.spec.containers, copy.spec.init_containers = list(containers), []
+    return copy
+
+
+def sidecar(requests: dict | None = None) -> dict:
+    """An init container manifest that is a sidecar: restartPolicy Always."""
+    return {**c(requests), "restartPolicy": "Always"}
+
+
+# %%
+def pod_request_v136(pod) -> dict:
+    """The Pod's effective request in v1.36: sidecars run beside what follows them; pod-level amounts win."""
+    # BEGIN SOLUTION
+    inits = pod.spec.init_containers or []
+    sidecars = [container for container in inits if container.restart_policy == "Always"]
+    total = pod_request(side_by_side(pod, pod.spec.containers + sidecars))
+    started = []
+    for container in inits:
+        if container.restart_policy == "Always":
+            started.append(container)
+            continue
+        for name, amount in pod_request(side_by_side(pod, started + [container])).items():
+            total[name] = max(total.get(name, 0), amount)
+    level = (pod.spec.resources.requests if pod.spec.resources else None) or {}
+    overhead = pod.spec.overhead or {}
+    for name, amount in level.items():
+        if name in ("cpu", "memory") or name.startswith("hugepages-"):
+            exact = parse_quantity(amount) + parse_quantity(overhead.get(name, "0"))
+            total[name] = api.milli_value(exact) if name == "cpu" else api.value(exact)
+    return total
+    # END SOLUTION
+
+
+# %%
+mi = 1024 * 1024
+small = {"memory": "3Mi", "cpu": "2m"}  # the app container most of TestPodLevelResourceRequests uses
+check("Exercise 6: the effective request in v1.36", pod_request_v136, [
+    case(pod("restartable", c({"cpu": "1"}), init=(sidecar({"cpu": "1"}),)), expected={"cpu": 2000},
+         note="TestPodResourceRequests: restartable init container"),
+    case(pod("sidecars", c({"cpu": "1"}),
+             init=(c({"cpu": "5"}), sidecar({"cpu": "1"}), sidecar({"cpu": "2"}), sidecar({"cpu": "3"}))),
+         expected={"cpu": 7000}, note="TestPodResourceRequests: multiple restartable init containers"),
+    case(pod("mixed", c({"cpu": "1"}), init=(c({"cpu": "5"}), sidecar({"cpu": "1"}), sidecar({"cpu": "2"}),
+                                             c({"cpu": "5"}), sidecar({"cpu": "3"}))),
+         expected={"cpu": 8000}, note="TestPodResourceRequests: multiple restartable and regular init containers"),
+    case(pod("sidecar-then-init", c({"cpu": "100"}), init=(sidecar({"cpu": "10"}), c({"cpu": "200"}))),
+         expected={"cpu": 210000}, note="TestPodResourceRequests: restartable-init, init and regular"),
+    case(pod("larger-init", c({"cpu": "1"}), init=(c({"cpu": "4"}),)), expected={"cpu": 4000},
+         note="TestPodResourceRequests: nil options, larger init container (no sidecar)"),
+    case(pod("overhead", c({"cpu": "2"}), c({"cpu": "3"}), init=(c({"cpu": "2"}),), overhead={"cpu": "1", "memory": "1Gi"}),
+         expected={"cpu": 6000, "memory": 1024 * mi}, note="TestPodResourceRequests: pod overhead included"),
+    case(pod("with-sidecar", c(small), init=(sidecar({"memory": "5Mi", "cpu": "4m"}),)),
+         expected={"memory": 8 * mi, "cpu": 6},
+         note="TestPodLevelResourceRequests: container-level resources and sidecar container set"),
+    case(pod("sidecar-and-init", c(small), init=(sidecar({"memory": "5Mi", "cpu": "4m"}), c({"memory": "6Mi", "cpu": "8m"}))),
+         expected={"memory": 11 * mi, "cpu": 12},
+         note="TestPodLevelResourceRequests: container-level resources, init and sidecar container set"),
+    case(pod("pod-level-wins", c(small), init=(sidecar({"memory": "5Mi", "cpu": "4m"}), c({"memory": "6Mi", "cpu": "8m"})),
+             resources={"requests": {"memory": "15Mi", "cpu": "18m"}}), expected={"memory": 15 * mi, "cpu": 18},
+         note="TestPodLevelResourceRequests: pod-level resources, container-level resources, init and sidecar container set"),
+    case(pod("pod-level-memory", c({"cpu": "2m"}), resources={"requests": {"memory": "2Mi"}}),
+         expected={"cpu": 2, "memory": 2 * mi},
+         note="TestPodLevelResourceRequests: pod level memory and container level cpu resources"),
+    case(pod("pod-level-storage", c({"memory": "3Mi"}), resources={"requests": {"storage": "2Mi"}}),
+         expected={"memory": 3 * mi}, note="TestPodLevelResourceRequests: pod level unsupported resources set at pod-level"),
+    case(pod("storage-both", c({"storage": "3Mi"}), resources={"requests": {"storage": "2Mi"}}),
+         expected={"storage": 3 * mi},
+         note="TestPodLevelResourceRequests: pod level unsupported resources set at both pod-level and container-level"),
+    case(pod("hugepages-between", c({"memory": "4Mi", "hugepages-1Gi": "1Gi"}),
+             resources={"requests": {"cpu": "1", hp: "10Mi"}, "limits": {hp: "10Mi"}}),
+         expected={"memory": 4 * mi, "hugepages-1Gi": 1024 * mi, "cpu": 1000, hp: 10 * mi},
+         note="TestPodLevelResourceRequests: pod-level resources, container-level resources, "
+              "hugepage sizes between pod-level and container-level"),
+    case(pod("pod-level-and-overhead", c({"cpu": "1"}), resources={"requests": {"cpu": "500m"}}, overhead={"cpu": "100m"}),
+         expected={"cpu": 600}, note="PodRequests (v0.36.0): the overhead goes on top of the pod-level amount"),
+    case(load("examples/cluster/deployment.yaml")[0], expected={"cpu": 600, "memory": 640 * mi},
+         note="deployment.yaml: mesh-proxy adds 200m, 128Mi (v1.27: 500m, 512Mi)"),
+])
+
+# %% [markdown]
 # ## What you learned
 #
 # - A Pod's request is its app containers' sum, raised per resource to any larger init
@@ -647,7 +763,11 @@ check("Exercise 5: what the kubelet writes", kubelet_writes, [
 #   `NodePorts`, `TaintToleration` (only `NoExecute`, never for static Pods), then the OS checks.
 # - A rejected Pod gets a Warning event and a `Failed` status whose message starts with
 #   `Pod was rejected: `.
+# - In v1.36 a sidecar (an init container with `restartPolicy: Always`) keeps running, so it adds
+#   to the app containers' sum and to every init container after it; and a Pod-level
+#   `spec.resources.requests` replaces the containers' cpu, memory and huge pages, overhead still
+#   on top.
 #
 # `mini_kubelet`'s `scheduler`, `lifecycle` and `kubelet` modules implement these same rules with
 # the upstream names, and `mini-kubelet admit POD.yaml --node NODE.yaml --running PODS.yaml`
-# runs them on your own manifests.
+# runs them on your own manifests (`--kubernetes-version 1.36` for the current release's rules).

@@ -5,7 +5,8 @@
 # numbers the Linux kernel enforces: a **QoS class**, the **cgroup files** of the Pod (CPU weight,
 # CFS quota, memory limit) and an **OOM score adjustment** for each container. In this lab you
 # write those rules yourself, as Kubernetes v1.27 applies them, and check your answers against
-# the numbers in upstream's own unit tests.
+# the numbers in upstream's own unit tests; the last exercise scores a sidecar as the current
+# release, v1.36, does.
 #
 # **You will be able to**
 #
@@ -14,7 +15,8 @@
 # 3. predict the path and the files of a Pod's cgroup on cgroup v2;
 # 4. compute a container's `oom_score_adj`, and say why it uses the machine's memory and not allocatable;
 # 5. read a plot of that score and invert the formula;
-# 6. compute a node's allocatable memory, float32 quirk included.
+# 6. compute a node's allocatable memory, float32 quirk included;
+# 7. score a sidecar container as v1.36 does, never above the Pod's app containers.
 #
 # **How the exercises work.** Each exercise is a function for you to write, followed by a check
 # cell. The check runs your function on cases whose answers come from the upstream Go code (the
@@ -37,7 +39,7 @@ import numpy as np
 from kubernetes.utils import parse_quantity
 
 from mini_kubelet import api
-from mini_kubelet.labs import Raises, case, check
+from mini_kubelet.labs import Raises, case, check, course_path
 
 # %% [markdown]
 # ## Pods for the exercises
@@ -552,6 +554,92 @@ check("Exercise 6: allocatable memory", allocatable_memory, [
 ])
 
 # %% [markdown]
+# ## Exercise 7: a sidecar's OOM score in v1.36
+#
+# *The current release.* Exercise 4 is v1.27's rule, and it scores every container from its own
+# memory request. A sidecar (an init container with `restartPolicy: Always`, on by default from
+# v1.29; Lab 02 has the details) often asks for little memory, a proxy or a log shipper beside
+# a big app. So it got a **higher** score than the app it serves: when memory ran out, the
+# kernel killed the sidecar first, and the app lost its network or its logs while it kept running.
+#
+# From v1.32 (kubernetes/kubernetes#128029, still the rule in v1.36) the kubelet caps a
+# sidecar's score. Its Burstable formula (exercise 4, rule 3) uses the **larger** of the
+# sidecar's own memory request and the **smallest** memory request among the Pod's regular
+# containers (`pod.spec.containers`; init containers do not count). A sidecar is therefore never
+# more killable than the most killable app container. The same in terms of scores: a sidecar
+# gets the **smaller** of its own score and the **highest** score among the regular containers,
+# and since the clamps of rule 4 never reorder scores, your `oom_score_adj` gives all the numbers
+# you need. Nothing else changes: node-critical, Guaranteed and BestEffort Pods score as before,
+# and so does every container that is not a sidecar.
+#
+# A container is a sidecar when it is one of `pod.spec.init_containers` (compare names) and its
+# `restart_policy` is `"Always"`. v1.36 also shares out pod-level memory requests in this score
+# (Lab 02 exercise 6 has pod-level resources); the cases here set none.
+#
+# Write `oom_score_adj_v136(pod, container, node)`. In the cases, `sidecars(p, 1)` makes the
+# Pod's init container at position 1 a sidecar, and `init_container(p, 1)` passes that Pod and
+# container.
+
+# %%
+def sidecars(p, *positions):
+    """The Pod p with its init containers at these positions made sidecars (restartPolicy: Always)."""
+    for position in positions:
+        p.spec.init_containers[position].restart_policy = "Always"
+    return p
+
+
+def init_container(p, position: int):
+    """The Pod and its init container at this position, the two arguments the check passes."""
+    return p, p.spec.init_containers[position]
+
+
+# %%
+def oom_score_adj_v136(pod, container, node) -> int:
+    """The oom_score_adj in v1.36: a sidecar is never more killable than the Pod's most killable app container."""
+    # BEGIN SOLUTION
+    score = oom_score_adj(pod, container, node)
+    is_sidecar = container.restart_policy == "Always" and any(
+        c.name == container.name for c in pod.spec.init_containers or [])
+    if not is_sidecar:
+        return score
+    return min(score, max(oom_score_adj(pod, regular, node) for regular in pod.spec.containers))
+    # END SOLUTION
+
+
+# %%
+# TestGetContainerOOMScoreAdjust's sample Burstable container: 1000000000 bytes requested, 1000 more as the limit.
+sample = r("-/1000000000", "-/1000001000")
+checkout = api.load_manifests(course_path("examples/cluster/deployment.yaml"))[0]  # its template's Pod
+check("Exercise 7: a sidecar's OOM score in v1.36", oom_score_adj_v136, [
+    case(*init_container(pod("plain-init", sample, init=(sample,)), 0), node(8000000000), expected=875,
+         note="TestGetContainerOOMScoreAdjust burstable-mixed-unique-main-container-pod: not a sidecar"),
+    case(*init_container(sidecars(pod("small-sidecar", sample, init=(sample, r("-/400000000", "-/1000001000"))), 1), 1),
+         node(8000000000), expected=875,
+         note="TestGetContainerOOMScoreAdjust burstable-mixed-multi-container-small-sidecar-pod (own: 950)"),
+    case(*first(sidecars(pod("small-sidecar", sample, init=(sample, r("-/400000000", "-/1000001000"))), 1)),
+         node(8000000000), expected=875,
+         note="TestGetContainerOOMScoreAdjust burstable-mixed-multi-container-small-sidecar-pod: main-1"),
+    case(*init_container(sidecars(pod("sample-sidecar", sample, init=(sample, sample)), 1), 1), node(8000000000), expected=875,
+         note="TestGetContainerOOMScoreAdjust burstable-mixed-multi-container-sample-request-pod"),
+    # (upstream then lowers this sidecar's limit below its request; the Pod is Burstable either way)
+    case(*init_container(sidecars(pod("big-sidecar", sample, init=(sample, r("-/4000000000", "-/4000000000"))), 1), 1),
+         node(8000000000), expected=500,
+         note="TestGetContainerOOMScoreAdjust burstable-mixed-multi-container-big-sidecar-container-pod"),
+    case(*init_container(sidecars(pod("two-apps", sample, r("-/2000000000"), init=(r("-/400000000"),)), 0), 0),
+         node(8000000000), expected=875, note="policy.go minRegularContainerMemory: the smallest app request, 875 not 750"),
+    case(*first(pod("unique", sample)), node(8000000000), expected=875,
+         note="TestGetContainerOOMScoreAdjust burstable-unique-container-pod"),
+    case(*first(pod("request-no-limit", r("5m/7999999999"))), node(8000000000), expected=3,
+         note="TestGetContainerOOMScoreAdjust request-no-limit: unchanged"),
+    case(*first(pod("node-critical", r(), priority=2000001000, priorityClassName="system-node-critical")),
+         node(4000000000), expected=-997, note="TestGetContainerOOMScoreAdjust node-critical: unchanged"),
+    case(checkout, checkout.spec.init_containers[1], node(16 * 1024**3), expected=969,
+         note="deployment.yaml: mesh-proxy capped at app's 969 (v1.27: 993)"),
+    case(checkout, checkout.spec.init_containers[0], node(16 * 1024**3), expected=985,
+         note="deployment.yaml: migrate is no sidecar, 985 as in v1.27"),
+])
+
+# %% [markdown]
 # ## What you learned
 #
 # - The QoS class is computed from **sums** over all containers, init containers included; only
@@ -564,9 +652,11 @@ check("Exercise 6: allocatable memory", allocatable_memory, [
 #   `cpu.max` or `memory.max`.
 # - `oom_score_adj` is -997 for Guaranteed and node-critical Pods, 1000 for BestEffort, and for
 #   Burstable containers a linear function of the container's own memory request over the
-#   **machine's** memory, clamped to 3..999.
+#   **machine's** memory, clamped to 3..999. From v1.32 a sidecar's score is capped at the
+#   highest score of the Pod's app containers, so the kernel never picks it before them.
 # - Allocatable is capacity minus reservations and the hard eviction threshold, and a percentage
 #   threshold carries float32 rounding into the bytes.
 #
 # The `mini_kubelet` modules of chapter 3 (`qos`, `cm`, `kuberuntime`) implement these same rules
-# with the upstream names, and `mini-kubelet explain POD.yaml` prints them for your own Pods.
+# with the upstream names, and `mini-kubelet explain POD.yaml` prints them for your own Pods
+# (`--kubernetes-version 1.36` for the current release's numbers).

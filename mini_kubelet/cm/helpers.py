@@ -2,6 +2,7 @@
 
 Upstream: pkg/kubelet/cm/helpers_linux.go (and the ResourceConfig type in pkg/kubelet/cm/types.go).
 Feature gates are at their v1.27 defaults: CustomCPUCFSQuotaPeriod and InPlacePodVerticalScaling are off.
+With PodLevelResources on (beta from 1.34), a pod's spec.resources size its cgroup.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Optional
 
 from kubernetes.client import V1Pod
 
-from .. import api, qos, resource
+from .. import api, features, qos, resource
 from ..api import Bytes, MilliCPU
 
 # --8<-- [start:constants]
@@ -118,6 +119,13 @@ def resource_config_for_pod(
             memory_limits_declared = False
 
     limits = resource.pod_limits(pod, container_fn=note_undeclared)
+    if features.DEFAULT_FEATURE_GATE.enabled("PodLevelResources") and resource.is_pod_level_resources_set(pod):
+        # A pod-level limit stands for the whole pod, whatever its containers leave unlimited.
+        pod_limits = pod.spec.resources.limits or {}
+        if api.parse_quantity(pod_limits.get("cpu", "0")) != 0:
+            cpu_limits_declared = True
+        if api.parse_quantity(pod_limits.get("memory", "0")) != 0:
+            memory_limits_declared = True
     hugepages = huge_page_limits(requests)  # from requests, not limits
 
     cpu_requests = api.milli_value(requests.get("cpu", Decimal(0)))

@@ -2,7 +2,8 @@
 
 Not one upstream function: it puts together what several managers write, in v1.27 with default
 settings (cgroupsPerQOS on, cgroupRoot "/", enforceNodeAllocatable ["pods"], cpuCFSQuota on,
-100ms period, podPidsLimit -1, every alpha gate off). Each file says which function computed it.
+100ms period, podPidsLimit -1, every alpha gate off), or in the release the profile names (a container's
+memory.oom.group and memory.swap.max from 1.28). Each file says which function computed it.
 """
 
 from __future__ import annotations
@@ -33,6 +34,11 @@ _KR = "pkg/kubelet/kuberuntime"
 _WEIGHT = f"{_CM}/cgroup_manager_linux.go getCPUWeight"
 _RUNC_WEIGHT = "runc libcontainer/cgroups/utils.go ConvertCPUSharesToCgroupV2Value"
 _FILL_HUGETLB = f"{_CM}/cgroup_manager_linux.go maybeSetHugetlb"
+_UNIFIED_ORIGINS = {
+    "memory.oom.group": f"{_KR}/kuberuntime_container_linux.go calculateLinuxResources",
+    "memory.swap.max": f"{_KR}/kuberuntime_container_linux.go configureContainerSwapResources",
+}
+_CALC_SWAP = f"{_KR}/kuberuntime_container_linux.go calcSwapForBurstablePods"  # a LimitedSwap share
 
 
 # --8<-- [start:Cgroup]
@@ -106,10 +112,13 @@ def _origins(files: Mapping[str, str], shares: str, cpu_limit: str, memory: str,
 # --8<-- [start:cgroup_tree]
 def cgroup_tree(pods: Iterable[V1Pod], node: Optional[V1Node], *, cgroup_version: int = 2,
                 cgroup_driver: str = "cgroupfs", system_reserved: Optional[Mapping] = None,
-                kube_reserved: Optional[Mapping] = None, pid_max: Optional[int] = None) -> list[Cgroup]:
+                kube_reserved: Optional[Mapping] = None, pid_max: Optional[int] = None,
+                single_process_oom_kill: Optional[bool] = None, swap_behavior: str = "",
+                swap_capacity: int = 0) -> list[Cgroup]:
     """Every cgroup for these pods on this node, top down: kubepods, the two QoS tiers, each pod and container.
 
-    pid_max is the host's kernel.pid_max: the kubepods pids.max, left out when unknown.
+    pid_max is the host's kernel.pid_max: the kubepods pids.max, left out when unknown. The kubelet config's
+    singleProcessOOMKill and memorySwap.swapBehavior, and the node's swap in bytes, shape the container cgroups.
     Upstream: none; it puts together containerManagerImpl.enforceNodeAllocatableCgroups,
     qosContainerManagerImpl.UpdateCgroups, podContainerManagerImpl.EnsureExists and
     kubeGenericRuntimeManager.generateLinuxContainerResources (pkg/kubelet/cm, pkg/kubelet/kuberuntime).
@@ -132,8 +141,10 @@ def cgroup_tree(pods: Iterable[V1Pod], node: Optional[V1Node], *, cgroup_version
         tree.append(Cgroup(path(cgroups.new_cgroup_name(KUBEPODS, tier)), tier_files,
                            _origins(tier_files, shares_origin, "", "", tier_origin + "setHugePagesUnbounded"),
                            note=f"QoS tier: {note}; hugepages unbounded", kind="qos"))
+    container_settings = {"cgroup_version": cgroup_version, "single_process_oom_kill": single_process_oom_kill,
+                          "swap_behavior": swap_behavior, "swap_capacity": swap_capacity}
     for pod in pods:
-        tree += _pod_cgroups(pod, memory_capacity, page_sizes, files, path)
+        tree += _pod_cgroups(pod, memory_capacity, page_sizes, files, path, container_settings)
     return tree
 # --8<-- [end:cgroup_tree]
 
@@ -159,7 +170,7 @@ def _kubepods(capacity, system_reserved, kube_reserved, pid_max, guaranteed_tier
     return Cgroup(path(KUBEPODS), files, origins, note="; ".join(notes), kind="node")
 
 
-def _pod_cgroups(pod: V1Pod, memory_capacity: int, page_sizes, files, path) -> list[Cgroup]:
+def _pod_cgroups(pod: V1Pod, memory_capacity: int, page_sizes, files, path, settings: dict) -> list[Cgroup]:
     qos_class = qos.get_pod_qos(pod)
     pod_name = cgroups.pod_cgroup_name(pod, qos_class)
     config = resource_config_for_pod(pod)
@@ -174,24 +185,31 @@ def _pod_cgroups(pod: V1Pod, memory_capacity: int, page_sizes, files, path) -> l
     kinds = [("init container", c) for c in pod.spec.init_containers or []]
     for kind, container in kinds + [("container", c) for c in pod.spec.containers or []]:
         result.append(_container_cgroup(pod, container, kind, label, memory_capacity, page_sizes, files,
-                                        path(pod_name)))
+                                        path(pod_name), settings))
     return result
 
 
 def _container_cgroup(pod: V1Pod, container: V1Container, kind: str, label: str, memory_capacity: int,
-                      page_sizes, files, pod_path: str) -> Cgroup:
+                      page_sizes, files, pod_path: str, settings: dict) -> Cgroup:
     """A container's cgroup: the runtime writes the CRI values the kubelet computed; plus its oom_score_adj."""
-    resources = kuberuntime.generate_linux_container_resources(pod, container, memory_capacity, host_page_sizes=page_sizes)
+    resources = kuberuntime.generate_linux_container_resources(pod, container, memory_capacity,
+                                                               host_page_sizes=page_sizes, **settings)
     config = ResourceConfig(cpu_shares=resources.cpu_shares, cpu_quota=resources.cpu_quota or None,
                             cpu_period=resources.cpu_period or None,
                             memory=resources.memory_limit_in_bytes or None,
                             huge_page_limit={page_size_in_bytes(size): limit
-                                             for size, limit in resources.hugepage_limits.items()})
+                                             for size, limit in resources.hugepage_limits.items()},
+                            unified=dict(resources.unified))
     container_files = files(config)
     calc = f"{_KR}/kuberuntime_container_linux.go calculateLinuxResources"
     origins = _origins(container_files, f"{calc}; {_CM}/helpers_linux.go MilliCPUToShares",
                        f"{calc}; {_KR}/helpers_linux.go milliCPUToQuota", calc,
                        f"{_KR}/kuberuntime_container_linux.go GetHugepageLimitsFromResources", weight=_RUNC_WEIGHT)
+    for name in resources.unified:  # cgroup v2 only: cgroup_files leaves unified out on v1
+        if name in container_files:
+            origins[name] = _UNIFIED_ORIGINS.get(name, calc)
+            if name == "memory.swap.max" and container_files[name] not in ("0", "max"):
+                origins[name] += f"; {_CALC_SWAP}"
     container_files[OOM_SCORE_ADJ_FILE] = str(resources.oom_score_adj)
     origins[OOM_SCORE_ADJ_FILE] = "pkg/kubelet/qos/policy.go GetContainerOOMScoreAdjust"
     note = (f"{kind} {container.name} of {label}: the runtime writes these from the kubelet's CRI values"

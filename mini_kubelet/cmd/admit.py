@@ -39,7 +39,7 @@ import json
 from kubernetes.client import V1Node, V1Pod
 
 from mini_kubelet import api, kubelet, lifecycle, scheduler, types
-from mini_kubelet.cmd.inputs import Inputs, profile_json, profile_line, sidecar_note, use_node_release
+from mini_kubelet.cmd.inputs import Inputs, profile_json, profile_line, resource_notes, use_node_release
 from mini_kubelet.eviction import manager as eviction
 
 VERSION = "mini-kubelet.admit/v1"
@@ -102,7 +102,7 @@ def _describe(outcome: kubelet.AdmissionOutcome, node: V1Node, conditions: list[
              "status": {"phase": _phase(outcome), "reason": outcome.status_reason,
                         "message": outcome.status_message},
              "event": dict(zip(("type", "reason", "message"), outcome.event)) if outcome.event else None,
-             "notes": [note for note in [sidecar_note(pod)] if note],
+             "notes": resource_notes(pod),
              "checks": [], "fit": [], "ignored_requests": [], "checked_against": len(outcome.active_pods),
              "preempted": [{"pod": api.pod_label(v.pod),
                             "status": {"phase": v.status_phase, "reason": v.status_reason, "message": v.status_message},

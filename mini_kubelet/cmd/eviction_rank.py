@@ -18,10 +18,12 @@ from typing import Optional
 
 from kubernetes.client import V1Pod
 
-from mini_kubelet import api, qos, sim, stats
+from mini_kubelet import api, features, qos, sim, stats
 from mini_kubelet.cmd.inputs import Inputs, profile_json, profile_line, with_profile
 from mini_kubelet.cmd.run_report import WIDTH, fit_table, wrap
 from mini_kubelet.eviction import ranking, signals
+from mini_kubelet.eviction.api import containerfs_signals_known
+from mini_kubelet.eviction.manager import SPLIT_DISK_GATE_OFF
 
 RANK_SCHEMA_VERSION = "mini-kubelet.eviction-rank/v1"
 _FINISHED = ("Succeeded", "Failed")
@@ -31,10 +33,17 @@ _FINISHED = ("Succeeded", "Failed")
 def rank_pods(summary: stats.Summary, pods: list[V1Pod], signal: str, dedicated_image_fs: Optional[bool] = None) -> dict:
     """Rank the active pods for a signal as the kubelet would, with each pod's keys; JSON-ready.
 
+    From 1.29 a summary whose containerFs differs from its imageFs is a split filesystem: the writable
+    layers count on nodefs and containerfs, imagefs ranks by nothing but priority and requests; with
+    KubeletSeparateDiskGC off the kubelet refuses to rank at all (UsageError).
     Upstream: pkg/kubelet/eviction/helpers.go buildSignalToRankFunc (and the rank function it picks)
     """
     if dedicated_image_fs is None:
         dedicated_image_fs = _has_dedicated_image_fs(summary)
+    split = _has_split_container_fs(summary)
+    if split and not features.DEFAULT_FEATURE_GATE.enabled("KubeletSeparateDiskGC"):
+        raise api.UsageError(f"--summary: containerFs is not imageFs: {SPLIT_DISK_GATE_OFF}, so the eviction manager "
+                             "ranks nothing (--feature-gates KubeletSeparateDiskGC=true)")
     node_name = summary.node.node_name
     active, left_out = [], []
     for pod in pods:
@@ -47,14 +56,16 @@ def rank_pods(summary: stats.Summary, pods: list[V1Pod], signal: str, dedicated_
         else:
             active.append(pod)
     _, stats_func = signals.make_signal_observations(summary)
-    ranked = ranking.build_signal_to_rank_func(dedicated_image_fs)[signal](list(active), stats_func)
-    rows = sim.rank_rows(signal, ranked, stats_func, dedicated_image_fs)
+    ranked = ranking.build_signal_to_rank_func(dedicated_image_fs, split)[signal](list(active), stats_func)
+    rows = sim.rank_rows(signal, ranked, stats_func, dedicated_image_fs, split)
     matched = {pod.metadata.uid for pod in active if stats_func(pod) is not None}
     unmatched = [f"{p.pod_ref.namespace}/{p.pod_ref.name} (uid {p.pod_ref.uid})" for p in summary.pods
                  if p.pod_ref.uid not in matched and p.pod_ref.uid not in {q.metadata.uid for q in pods}]
     first = next((i for i, row in enumerate(rows) if not row.critical), None)
+    layout = {"split_container_fs": split} if containerfs_signals_known() else {}  # 1.29+ only
     return {
         "version": RANK_SCHEMA_VERSION, "signal": signal, "node": node_name, "dedicated_image_fs": dedicated_image_fs,
+        **layout,
         "pods": [{"rank": i + 1, "pod": row.pod, "uid": pod.metadata.uid or "", "qos_class": qos.get_pod_qos(pod),
                   "critical": row.critical, "keys": row.keys} for i, (row, pod) in enumerate(zip(rows, ranked))],
         "first_evicted": None if first is None else rows[first].pod,
@@ -74,6 +85,20 @@ def _has_dedicated_image_fs(summary: stats.Summary) -> bool:
     return (image_fs.capacity_bytes, image_fs.inodes) != (node_fs.capacity_bytes, node_fs.inodes)
 
 
+def _has_split_container_fs(summary: stats.Summary) -> bool:
+    """From 1.29: the runtime reports a containerFs that is not its imageFs (the stats providers report the
+    same filesystem twice unless the runtime splits them).
+
+    Upstream: pkg/kubelet/stats/cri_stats_provider.go ImageFsStats (both, or one twice)
+    """
+    runtime = summary.node.runtime
+    if not containerfs_signals_known() or runtime is None or runtime.container_fs is None or runtime.image_fs is None:
+        return False
+    def key(fs: stats.FsStats) -> tuple:
+        return fs.capacity_bytes, fs.available_bytes, fs.inodes, fs.inodes_free
+    return key(runtime.container_fs) != key(runtime.image_fs)
+
+
 def render_rank_text(report: dict) -> str:
     """The ranking as a table, keys in the order the kubelet compares them; lines fit in 80 columns.
 
@@ -82,7 +107,9 @@ def render_rank_text(report: dict) -> str:
     signal, pid = report["signal"], report["signal"] == "pid.available"
     lines = wrap(f"Ranking for {signal} on node {report['node'] or '(unnamed)'}"
                  + ("" if pid or signal.startswith("memory") or signal.startswith("allocatable") else
-                    f" (imagefs {'dedicated' if report['dedicated_image_fs'] else 'shared with nodefs'})"), "", "  ")
+                    f" (imagefs {'dedicated' if report['dedicated_image_fs'] else 'shared with nodefs'}"
+                    + ("; containerfs split from it: writable layers on nodefs" if report.get("split_container_fs") else "")
+                    + ")"), "", "  ")
     if pid:
         lines.append("Keys, in order: priority (lower first), then processes (more first).")
         header = ["QoS class", "priority", "processes"]
@@ -124,9 +151,9 @@ def run(args: argparse.Namespace) -> int:
 
     Upstream: none (a course tool)
     """
-    if not signals.valid_signal(args.signal):
+    if not signals.valid_signal(args.signal):  # containerfs.* only from 1.29
         raise api.UsageError(f"--signal: unsupported eviction signal {args.signal} (expected one of: "
-                             f"{', '.join(signals.SIGNAL_TO_RESOURCE)})")
+                             f"{', '.join(s for s in signals.SIGNAL_TO_RESOURCE if signals.valid_signal(s))})")
     if args.summary == api.STDIN and args.pods == api.STDIN:
         raise api.UsageError("--pods: - (standard input) is already read for --summary")
     summary = stats.load_summary(args.summary)

@@ -13,6 +13,7 @@ The JSON output (`--output json`) is a stable structure, version "mini-kubelet.e
       "notes": [str],
       "pods": [{"name": str, "namespace": str, "uid": str, "qos_class": str, "qos_reason": str,
                 "defaulted_requests": bool, "overhead": {resource: amount},
+                "requests": {resource: amount}, "limits": {resource: amount},
                 "containers": [{"name": str, "kind": "container" | "init container",
                                 "requests": {resource: amount}, "limits": {resource: amount},
                                 "copied_requests": [resource], "oom_score_adj": int, "cgroup": str}],
@@ -26,7 +27,9 @@ An amount is a string as the kubelet reads it: cpu in millicores ("250m", Quanti
 anything else as a whole number (bytes for memory, Quantity.Value). A finished Pod (phase Succeeded or
 Failed) is not active (filterOutInactivePods): it has no cgroups and no share in its QoS tier, and is
 listed under "inactive" only. A container's requests are
-those after API defaulting; copied_requests names the ones copied from its limits.
+those after API defaulting; copied_requests names the ones copied from its limits. A Pod's requests and
+limits are its effective ones (PodRequests, PodLimits: overhead, sidecars and pod-level resources as the
+release answered for counts them).
 Values are the strings written to the files. computed_by names "path Func" of the upstream
 function(s), joined by "; " in the order they apply. The file "/proc/<pid>/oom_score_adj" is a
 per-process setting, listed with each container for completeness; it is not a cgroup file.
@@ -44,8 +47,8 @@ from typing import Optional
 
 from kubernetes.client import V1Node, V1Pod
 
-from mini_kubelet import api, kubelet, qos, resource
-from mini_kubelet.cmd.inputs import Inputs, profile_json, profile_line, sidecar_note, use_node_release
+from mini_kubelet import api, features, kubelet, qos, resource
+from mini_kubelet.cmd.inputs import Inputs, profile_json, profile_line, resource_notes, use_node_release
 from mini_kubelet.cmd.reservations import check_reservations, parse_reserved
 from mini_kubelet.cm.tree import DEFAULT_NODE_CAPACITY, DEFAULT_NODE_NOTE, OOM_SCORE_ADJ_FILE, Cgroup, cgroup_tree, node_capacity
 
@@ -60,6 +63,11 @@ def qos_reason(pod: V1Pod) -> str:
     Upstream: none (a course tool); it retraces pkg/apis/core/v1/helper/qos/qos.go GetPodQOS
     """
     qos_class = qos.get_pod_qos(pod)
+    if qos_class != qos.compute_pod_qos(pod):
+        return f"status.qosClass says {qos_class}, and GetPodQOS reads it first (from 1.29)"
+    if features.DEFAULT_FEATURE_GATE.enabled("PodLevelResources") and pod.spec.resources is not None:
+        return (f"pod-level resources (spec.resources) decide it with PodLevelResources on: {qos_class}"
+                " from their cpu and memory requests and limits alone")
     if qos_class == qos.BEST_EFFORT:
         return "no container sets a cpu or memory request or limit above 0"
     if qos_class == qos.GUARANTEED:
@@ -99,7 +107,9 @@ def amount(resource_name: str, quantity: Decimal | str) -> str:
 
 # --8<-- [start:explain]
 def explain(pods: list[V1Pod], node: Optional[V1Node], *, cgroup_version: int = 2, cgroup_driver: str = "cgroupfs",
-            system_reserved: Optional[dict] = None, kube_reserved: Optional[dict] = None) -> dict:
+            system_reserved: Optional[dict] = None, kube_reserved: Optional[dict] = None,
+            single_process_oom_kill: Optional[bool] = None, swap_behavior: str = "",
+            swap_capacity: int = 0) -> dict:
     """The report for these pods on this node, as the documented JSON-ready structure.
 
     Pods are first defaulted like the API server does (missing requests copied from limits); only active
@@ -111,7 +121,9 @@ def explain(pods: list[V1Pod], node: Optional[V1Node], *, cgroup_version: int = 
     pods = [p for p in given if id(p) in active]
     defaulted = [resource.set_defaults_pod(pod) for pod in pods]
     tree = cgroup_tree(defaulted, node, cgroup_version=cgroup_version, cgroup_driver=cgroup_driver,
-                       system_reserved=system_reserved, kube_reserved=kube_reserved)
+                       system_reserved=system_reserved, kube_reserved=kube_reserved,
+                       single_process_oom_kill=single_process_oom_kill, swap_behavior=swap_behavior,
+                       swap_capacity=swap_capacity)
     capacity = node_capacity(node)
     report = {
         "version": SCHEMA_VERSION,
@@ -126,7 +138,7 @@ def explain(pods: list[V1Pod], node: Optional[V1Node], *, cgroup_version: int = 
             "memory_capacity": api.value(capacity.get("memory", Decimal(0))),
         },
         "inactive": [{"pod": api.pod_label(p), "why": f"phase {p.status.phase}"} for p in given if id(p) not in active],
-        "notes": [],
+        "notes": release_notes(cgroup_version, swap_behavior),
         "pods": [],
         "cgroups": [_cgroup_json(cgroup) for cgroup in tree],
     }
@@ -141,12 +153,33 @@ def explain(pods: list[V1Pod], node: Optional[V1Node], *, cgroup_version: int = 
             "qos_reason": qos_reason(pod),
             "defaulted_requests": _requests(original) != _requests(pod),
             "overhead": _amounts(pod.spec.overhead),
+            "requests": _amounts(resource.pod_requests(pod)),
+            "limits": _amounts(resource.pod_limits(pod)),
             "containers": [_container_json(kind, container, written, own[(kind, container.name)])
                            for (kind, container), (_, written) in zip(_containers(pod), _containers(original))],
             "cgroup": next((c.path for c in own.values() if c.kind == "pod"), ""),
-            "notes": [note for note in [sidecar_note(original)] if note],
+            "notes": resource_notes(original),
         })
     return report
+
+
+def release_notes(cgroup_version: int, swap_behavior: str) -> list[str]:
+    """What the release answered for does differently on this node: cgroup v1 refused, swap assumptions.
+
+    Upstream: none (a course tool); it reads pkg/kubelet/apis/config/v1beta1/defaults.go (failCgroupV1) and
+    pkg/kubelet/kuberuntime/kuberuntime_container_linux.go (swapControllerAvailable)
+    """
+    gate, notes = features.DEFAULT_FEATURE_GATE, []
+    if cgroup_version == 1 and gate.changed("FailCgroupV1"):
+        notes.append(f"Kubernetes {gate.release}: failCgroupV1 defaults to true, so this kubelet refuses to start on "
+                     "cgroup v1 unless its config sets failCgroupV1: false; the files are what it writes if it does")
+    if cgroup_version == 2 and gate.changed("MemoryOOMGroup"):
+        notes.append("memory.swap.max: the swap controller is taken to be available (the kubelet checks for "
+                     "memory.swap.max in its own cgroup); without it no swap file is written")
+    if not gate.changed("MemoryOOMGroup") and gate.enabled("NodeSwap"):
+        notes.append(f"NodeSwap in {gate.release}: each container's CRI memory_swap_limit_in_bytes is its memory "
+                     f"limit ({swap_behavior or 'LimitedSwap'}): no swap beyond it; no cgroup file is shown for it")
+    return notes
 
 
 def _containers(pod: V1Pod) -> list:
@@ -255,7 +288,8 @@ def render_text(report: dict, *, color: bool = False) -> str:
             if functions:
                 lines += [paint(line, "dim") for line in textwrap.wrap(
                     "by " + ", ".join(functions), _WIDTH, initial_indent="      ", subsequent_indent="         ")]
-    lines += ["", paint("Where each function is (Kubernetes v1.27, or runc where it says so)", "bold")]
+    release = report.get("profile", {}).get("kubernetesVersion", "1.27")
+    lines += ["", paint(f"Where each function is (Kubernetes v{release}, or runc where it says so)", "bold")]
     by_file: dict[str, list[str]] = {}
     for function, path in sources.items():
         by_file.setdefault(path, []).append(function)
@@ -284,6 +318,41 @@ def _resource_table(pod: dict) -> list[str]:
 
 
 
+def _swap_settings(args: argparse.Namespace, node: Optional[V1Node]) -> tuple[str, int, list[str]]:
+    """memorySwap.swapBehavior and the node's swap in bytes from the flags and the Node; UsageError when the
+    release cannot take them (NodeSwap off, or NoSwap before 1.30).
+
+    The swap size is the Node's status.nodeInfo.swap.capacity (reported from 1.33) if it has one, else --swap-capacity.
+    """
+    gate = features.DEFAULT_FEATURE_GATE
+    behavior, flag_capacity = getattr(args, "swap_behavior", None), getattr(args, "swap_capacity", None)
+    if behavior is None and flag_capacity is None:
+        return "", 0, []
+    flag = "--swap-behavior" if behavior is not None else "--swap-capacity"
+    if not gate.enabled("NodeSwap"):
+        raise api.UsageError(f"{flag}: memorySwap needs the NodeSwap feature gate, off in Kubernetes {gate.release} "
+                             "(--feature-gates NodeSwap=true turns it on)")
+    if behavior == "NoSwap" and int(gate.release.split(".")[1]) < 30:
+        raise api.UsageError(f"--swap-behavior: NoSwap is a swapBehavior from Kubernetes 1.30 (this is {gate.release})")
+    info = node.status.node_info if node is not None and node.status is not None else None
+    reported = info.swap.capacity if info is not None and info.swap is not None else None
+    notes = []
+    if reported is not None:
+        capacity = int(reported)
+        notes.append(f"swap: {capacity} bytes, the Node's status.nodeInfo.swap.capacity"
+                     + (" (--swap-capacity is not used)" if flag_capacity is not None else ""))
+    elif flag_capacity is not None:
+        try:
+            capacity = api.value(api.parse_quantity(flag_capacity))
+        except api.ManifestError:
+            raise api.UsageError(f"--swap-capacity: {flag_capacity!r} is not a quantity (e.g. 4Gi)") from None
+        notes.append(f"swap: {capacity} bytes, from --swap-capacity")
+    else:
+        capacity = 0
+        notes.append("swap: none known (no status.nodeInfo.swap.capacity, no --swap-capacity): 0 bytes")
+    return behavior or "", capacity, notes
+
+
 def run(args: argparse.Namespace) -> int:
     """Explain each Pod in the file; bad input raises ManifestError or UsageError (one line, exit 2)."""
     inputs = Inputs()
@@ -310,9 +379,16 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as err:
         raise api.UsageError(str(err)) from None
     use_node_release(args, nodes[0] if nodes else None)
+    swap_behavior, swap_capacity, swap_notes = _swap_settings(args, nodes[0] if nodes else None)
+    single = getattr(args, "single_process_oom_kill", None)
+    if single and not features.DEFAULT_FEATURE_GATE.changed("SingleProcessOOMKill"):
+        raise api.UsageError(f"--single-process-oom-kill: the kubelet config singleProcessOOMKill is from Kubernetes "
+                             f"1.32 (this is {features.DEFAULT_FEATURE_GATE.release})")
     report = explain(pods, nodes[0] if nodes else None, cgroup_version=args.cgroup_version,
                              cgroup_driver=args.cgroup_driver, system_reserved=reserved["system-reserved"],
-                             kube_reserved=reserved["kube-reserved"])
+                             kube_reserved=reserved["kube-reserved"], single_process_oom_kill=single,
+                             swap_behavior=swap_behavior, swap_capacity=swap_capacity)
+    report["notes"] += swap_notes
     report = {"version": report["version"], "profile": profile_json(args), **report}
     if args.output == "json":
         print(render_json(report))

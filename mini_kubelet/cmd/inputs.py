@@ -1,8 +1,8 @@
 """What the commands share about their inputs: reading files (or standard input) with notes, and the notes
 on numbers that a newer kubelet computes differently (sidecar containers, a Node running another version).
 
-Upstream: none (a course tool). The 1.29+ request is component-helpers PodRequests as it is from Kubernetes
-1.29 (pkg/api/v1/resource/helpers.go in that release), with sidecar containers (KEP-753).
+Upstream: none (a course tool). Both requests in the sidecar note come from resource.pod_requests, under
+v1.27's profile and under the release answered for (1.29's when that release has no sidecars, KEP-753).
 """
 
 from __future__ import annotations
@@ -45,44 +45,24 @@ def is_sidecar(container) -> bool:
     return getattr(container, "restart_policy", None) == SIDECAR_RESTART_POLICY
 
 
-# --8<-- [start:pod_requests_with_sidecars]
-def pod_requests_with_sidecars(pod: V1Pod, *, sidecars: bool) -> dict[str, Decimal]:
-    """The Pod's effective requests; with sidecars=True as 1.29+ computes them, else as v1.27 does.
+# --8<-- [start:requests_in_two_releases]
+SIDECAR_RELEASE = "1.29"  # the first release with SidecarContainers on by default
+POD_LEVEL_RELEASE = "1.34"  # ... and with PodLevelResources on by default
 
-    A sidecar adds to the containers' sum and to every later init container: the result is
-    max(containers + sidecars, the largest init container plus the sidecars started before it) + overhead.
-    Upstream: pkg/api/v1/resource/helpers.go PodRequests (1.29; later component-helpers/resource)
+
+def requests_in_two_releases(pod: V1Pod, gate: str = "SidecarContainers",
+                             first: str = SIDECAR_RELEASE) -> tuple[dict[str, Decimal], dict[str, Decimal]]:
+    """The Pod's effective requests as v1.27 computes them, and as the release answered for (`first` if the gate is off).
+
+    Upstream: resource.pod_requests under each release's profile (component-helpers resource/helpers.go PodRequests)
     """
-    def requests(container) -> dict[str, Decimal]:
-        raw = (container.resources.requests if container.resources else None) or {}
-        return {name: api.parse_quantity(text) for name, text in raw.items()}
-
-    def add(total: dict, more: dict) -> None:
-        for name, amount in more.items():
-            total[name] = total.get(name, Decimal(0)) + amount
-
-    total: dict[str, Decimal] = {}
-    for container in pod.spec.containers or []:
-        add(total, requests(container))
-    started: dict[str, Decimal] = {}  # the sidecars so far
-    init_peak: dict[str, Decimal] = {}
-    for container in pod.spec.init_containers or []:
-        own = requests(container)
-        if sidecars and is_sidecar(container):
-            add(total, own)
-            add(started, own)
-            use = dict(started)
-        else:
-            use = dict(own)
-            if sidecars:
-                add(use, started)
-        for name, amount in use.items():
-            init_peak[name] = max(init_peak.get(name, Decimal(0)), amount)
-    for name, amount in init_peak.items():
-        total[name] = max(total.get(name, Decimal(0)), amount)
-    add(total, {name: api.parse_quantity(text) for name, text in (pod.spec.overhead or {}).items()})
-    return total
-# --8<-- [end:pod_requests_with_sidecars]
+    with features.release_profile(MIRRORED_MINOR):
+        old = resource.pod_requests(pod)
+    if features.DEFAULT_FEATURE_GATE.enabled(gate):
+        return old, resource.pod_requests(pod)
+    with features.release_profile(first):
+        return old, resource.pod_requests(pod)
+# --8<-- [end:requests_in_two_releases]
 
 
 def _amounts(requests: dict[str, Decimal]) -> str:
@@ -97,8 +77,7 @@ def sidecar_note(pod: V1Pod) -> Optional[str]:
     if not names:
         return None
     defaulted = resource.set_defaults_pod(pod)
-    old = pod_requests_with_sidecars(defaulted, sidecars=False)
-    new = pod_requests_with_sidecars(defaulted, sidecars=True)
+    old, new = requests_in_two_releases(defaulted)
     which = ("init container " + names[0] + " has") if len(names) == 1 else ("init containers " + ", ".join(names) + " have")
     release = features.DEFAULT_FEATURE_GATE.release
     if features.DEFAULT_FEATURE_GATE.enabled("SidecarContainers"):
@@ -109,6 +88,26 @@ def sidecar_note(pod: V1Pod) -> Optional[str]:
             f"{'it as a plain init container' if len(names) == 1 else 'them as plain init containers'}. "
             f"A 1.29+ kubelet adds sidecars to the containers (PodRequests): the Pod requests {_amounts(new)} "
             f"there, {_amounts(old)} here")
+
+
+def pod_level_note(pod: V1Pod) -> Optional[str]:
+    """One line when the Pod sets spec.resources: v1.27 has no pod-level resources; what 1.34+ requests."""
+    if not resource.is_pod_level_resources_set(pod):
+        return None
+    old, new = requests_in_two_releases(resource.set_defaults_pod(pod), "PodLevelResources", POD_LEVEL_RELEASE)
+    release = features.DEFAULT_FEATURE_GATE.release
+    if features.DEFAULT_FEATURE_GATE.enabled("PodLevelResources"):
+        return (f"spec.resources sets pod-level requests and limits, which Kubernetes {release} uses for cpu, memory "
+                f"and hugepages (PodRequests): the Pod requests {_amounts(new)} (v{MIRRORED_MINOR}, which has no "
+                f"pod-level resources: {_amounts(old)})")
+    return (f"spec.resources sets pod-level requests and limits (on from 1.34); v{MIRRORED_MINOR} has no such field "
+            f"and adds up the containers. A 1.34+ kubelet uses it (PodRequests): the Pod requests {_amounts(new)} "
+            f"there, {_amounts(old)} here")
+
+
+def resource_notes(pod: V1Pod) -> list[str]:
+    """The notes on a Pod whose requests a newer release computes differently: sidecars, pod-level resources."""
+    return [note for note in (sidecar_note(pod), pod_level_note(pod)) if note]
 
 
 def use_node_release(args, node: Optional[V1Node]) -> None:

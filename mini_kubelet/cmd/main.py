@@ -28,7 +28,8 @@ def version() -> str:
         course = installed(PROG)
     except PackageNotFoundError:  # run from a source tree that was not installed
         course = "(not installed)"
-    return f"{PROG} {course}, mirroring the Kubernetes {KUBERNETES_VERSION} kubelet"
+    return (f"{PROG} {course}, mirroring the Kubernetes {KUBERNETES_VERSION} kubelet "
+            f"(--kubernetes-version answers for {features.RELEASES[0]} to {features.RELEASES[-1]})")
 
 
 def command() -> int:
@@ -74,8 +75,8 @@ def use_profile(args: argparse.Namespace, release: str | None = None, source: st
 
 def parser() -> argparse.ArgumentParser:
     """Every command and its options; `command` names the module in mini_kubelet.cmd that runs it."""
-    top = argparse.ArgumentParser(prog=PROG, description="A small Python kubelet (Kubernetes v1.27), written to "
-                                  "teach how the real one works.")
+    top = argparse.ArgumentParser(prog=PROG, description="A small Python kubelet (Kubernetes v1.27, and each release "
+                                  "to v1.36 with --kubernetes-version), written to teach how the real one works.")
     top.add_argument("--version", action=_Version, nargs=0, help="print the course's version and the Kubernetes "
                      "version it mirrors, then exit")
     commands = top.add_subparsers(required=True, metavar="COMMAND")
@@ -104,6 +105,12 @@ def parser() -> argparse.ArgumentParser:
                          help="the kubelet's cgroupDriver (default: cgroupfs)")
     explain.add_argument("--system-reserved", metavar="LIST", help="as the kubelet flag, e.g. cpu=100m,memory=1Gi")
     explain.add_argument("--kube-reserved", metavar="LIST", help="as the kubelet flag, e.g. cpu=100m,memory=1Gi")
+    explain.add_argument("--single-process-oom-kill", action="store_true", default=None,
+                         help="the kubelet config singleProcessOOMKill: true (1.32+): no memory.oom.group")
+    explain.add_argument("--swap-behavior", choices=("NoSwap", "LimitedSwap"),
+                         help="the kubelet config memorySwap.swapBehavior (needs NodeSwap; default NoSwap)")
+    explain.add_argument("--swap-capacity", metavar="QUANTITY",
+                         help="the node's swap, e.g. 4Gi, when the Node does not report status.nodeInfo.swap")
     _output(explain)
     _profile(explain)
     explain.set_defaults(command="explain")
@@ -137,7 +144,8 @@ def parser() -> argparse.ArgumentParser:
                       help="kubectl get pods -A -o yaml --field-selector spec.nodeName=NODE")
     rank.add_argument("--signal", required=True, metavar="SIGNAL",
                       help="memory.available, allocatableMemory.available, nodefs.available, nodefs.inodesFree, "
-                           "imagefs.available, imagefs.inodesFree or pid.available")
+                           "imagefs.available, imagefs.inodesFree or pid.available (from 1.29 also "
+                           "containerfs.available, containerfs.inodesFree)")
     rank.add_argument("--imagefs", choices=("auto", "dedicated", "shared"), default="auto",
                       help="is imagefs its own filesystem? (default: guessed from the summary)")
     _output(rank)

@@ -12,7 +12,7 @@ from typing import Optional
 
 from mini_kubelet import api
 from mini_kubelet.cm.node_allocatable import validate_node_allocatable
-from mini_kubelet.eviction.api import DEFAULT_EVICTION_HARD
+from mini_kubelet.eviction.api import default_eviction_hard
 
 
 def _amount(resource_name: str, quantity: Decimal | str) -> str:
@@ -55,7 +55,7 @@ def check_reservations(capacity: dict[str, Decimal], reserved: dict[str, dict[st
     (the kubelet's container manager refuses to start)
     """
     system, kube = reserved["system-reserved"], reserved["kube-reserved"]
-    for name in validate_node_allocatable(capacity, system, kube, DEFAULT_EVICTION_HARD):
+    for name in validate_node_allocatable(capacity, system, kube, default_eviction_hard()):
         flags = " + ".join(f"--{flag}" for flag in ("system-reserved", "kube-reserved") if name in reserved[flag])
         total = sum((api.parse_quantity(r[name]) for r in (system, kube) if name in r), Decimal(0))
         eviction = " (plus the default hard eviction threshold)" if name in ("memory", "ephemeral-storage") else ""

@@ -5,7 +5,8 @@ The JSON structure (times are seconds since the start; a back-off is seconds, or
     {"version": "mini-kubelet.lifecycle/v1",
      "profile": {"kubernetesVersion": "1.27", "source": str, "featureGates": {gate: bool}},
      "scenario": {"name", "source", "description", "duration", "node",
-                  "pods": [{"name", "namespace", "uid", "source": "api" | "file", "at", "restartPolicy"}]},
+                  "pods": [{"name", "namespace", "uid", "source": "api" | "file", "at", "restartPolicy"}],
+                  "kubelet": {"crashLoopBackOff": {"maxContainerRestartPeriod": seconds}}},  # only if node.kubelet sets it
      "watch": [{"time", "pod", "ready", "status", "restarts", "phase"}],      # kubectl get pods -w
      "containers": [{"time", "pod", "container", "init", "state", "reason", "exitCode", "restartCount"}],
      "restarts": [{"time", "pod", "container", "count", "exitCode", "reason", "backOff"}],
@@ -22,6 +23,7 @@ import json
 from typing import Optional
 
 from mini_kubelet.cmd.inputs import with_profile
+from mini_kubelet.container import is_restartable_init_container
 
 from mini_kubelet.sim.lifecycle_expect import check_lifecycle_expect
 from mini_kubelet.sim.lifecycle_timeline import LifecycleTimeline
@@ -42,6 +44,9 @@ def render_text(timeline: LifecycleTimeline) -> str:
     pods = ", ".join(f"{p.pod.metadata.name} ({'static, from a file' if p.source == 'file' else 'from the API server'})"
                      for p in sc.pods)
     lines = [f"scenario {sc.name}: {d(sc.duration)} on node {sc.node.metadata.name}; pods: {pods}"]
+    period = sc.kubelet.get("crashLoopBackOff", {}).get("maxContainerRestartPeriod")
+    if period is not None:  # only what the scenario's node.kubelet sets
+        lines.append(f"kubelet config: crashLoopBackOff.maxContainerRestartPeriod {d(period)}")
     if sc.description:
         lines.append(sc.description)
     lines += ["", "kubectl get pods -w"]
@@ -73,6 +78,10 @@ def render_text(timeline: LifecycleTimeline) -> str:
     for name, status in timeline.final.items():
         phase = (status or {}).get("phase", "Pending")
         restarts = sum(c.get("restartCount", 0) for c in (status or {}).get("containerStatuses", []))
+        plan = timeline.scenario.find_pod(name)  # a sidecar's restarts count too, as kubectl counts them
+        sidecars = {c.name for c in plan.pod.spec.init_containers or [] if is_restartable_init_container(c)} if plan else ()
+        restarts += sum(c.get("restartCount", 0) for c in (status or {}).get("initContainerStatuses", [])
+                        if c.get("name") in sidecars)
         lines.append(f"{name}: phase {phase} at the end, {restarts} restart{'s' if restarts != 1 else ''}")
     if sc.expect is not None:
         checked, failures = check_lifecycle_expect(timeline)
@@ -107,7 +116,8 @@ def render_json(timeline: LifecycleTimeline, profile: Optional[dict] = None) -> 
         "scenario": {"name": sc.name, "source": sc.source, "description": sc.description, "duration": sc.duration,
                      "node": sc.node.metadata.name,
                      "pods": [{"name": p.pod.metadata.name, "namespace": p.pod.metadata.namespace, "uid": p.pod.metadata.uid,
-                               "source": p.source, "at": p.at, "restartPolicy": p.pod.spec.restart_policy} for p in sc.pods]},
+                               "source": p.source, "at": p.at, "restartPolicy": p.pod.spec.restart_policy} for p in sc.pods],
+                     **({"kubelet": sc.kubelet} if sc.kubelet else {})},
         "watch": [{"time": w.time, "pod": w.pod, "ready": w.ready, "status": w.status, "restarts": w.restarts,
                    "phase": w.phase} for w in timeline.watch],
         "containers": [{"time": c.time, "pod": c.pod, "container": c.container, "init": c.init, "state": c.state,

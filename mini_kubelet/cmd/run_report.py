@@ -10,7 +10,7 @@ import json
 from dataclasses import asdict
 from typing import Optional
 
-from mini_kubelet import sim
+from mini_kubelet import features, sim
 from mini_kubelet.cmd.inputs import with_profile
 from mini_kubelet.cmd.text import table
 from mini_kubelet.eviction import signals
@@ -36,12 +36,15 @@ def render_text(timeline: sim.Timeline) -> str:
     lines += [""] + wrap(f"Node {sc.node_name}: memory {sim.format_bytes(cap['memory'])}, {disks}, maxpid {cap['maxpid']}",
                          "", "  ")
     defaulted = "evictionHard" in sc.kubelet["defaulted"]
-    lines.append("Thresholds" + (" (evictionHard not set, so the v1.27 Linux default)" if defaulted else "") + ":")
+    release = features.DEFAULT_FEATURE_GATE.release
+    lines.append("Thresholds" + (f" (evictionHard not set, so the v{release} Linux default)" if defaulted else "") + ":")
     width = max((len(t["text"].split(" (")[0]) for t in timeline.thresholds), default=0)
     for t in timeline.thresholds:
         extra = "hard" if t["hard"] else f"soft, grace period {sim.format_duration(t['grace_period'])}"
         if t["signal"] == "allocatableMemory.available":
             extra += "; added by enforceNodeAllocatable"
+        if t["signal"].startswith("containerfs."):
+            extra += "; copied by the manager (1.29+)"
         if t["min_reclaim"]:
             extra += f", minimum reclaim {t['min_reclaim']}"
         lines.append(f"  {t['text'].split(' (')[0]:<{width}}  {extra}")
@@ -158,10 +161,13 @@ def _eviction_lines(e: sim.Eviction) -> list[str]:
 
 
 def _grace_text(e: sim.Eviction) -> str:
-    """How the grace period came about (pod_workers.go calculateEffectiveGracePeriod, v1.27)."""
-    why = "hard threshold" if e.hard and e.ranking else ("local storage limit" if not e.ranking else
-                                                         "soft threshold: evictionMaxPodGracePeriod")
-    if e.grace_period_override == 0:
+    """How the grace period came about (pod_workers.go calculateEffectiveGracePeriod, of the release)."""
+    gate = features.DEFAULT_FEATURE_GATE
+    soft = ("soft threshold: the smaller of evictionMaxPodGracePeriod and the pod's terminationGracePeriodSeconds"
+            if gate.changed("SoftEvictionGraceMin") and not gate.enabled("AllowOverwriteTerminationGracePeriodSeconds")
+            else "soft threshold: evictionMaxPodGracePeriod")
+    why = "hard threshold" if e.hard and e.ranking else ("local storage limit" if not e.ranking else soft)
+    if e.grace_period_override == 0 and not gate.changed("HardEvictionOneSecondGrace"):
         return f"grace override 0 ({why}), so the pod's terminationGracePeriodSeconds: {e.grace_period}s"
     if e.grace_period_override < 1:
         return f"grace override {e.grace_period_override} ({why}), raised to the minimum: {e.grace_period}s"

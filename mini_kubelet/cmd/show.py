@@ -12,7 +12,7 @@ from kubernetes.client import V1Node, V1Pod
 
 from mini_kubelet import api
 from mini_kubelet.cmd.explain import amount
-from mini_kubelet.cmd.inputs import Inputs, kubelet_version_note, profile_line, sidecar_note
+from mini_kubelet.cmd.inputs import Inputs, kubelet_version_note, profile_line, resource_notes
 from mini_kubelet.cmd.text import table
 
 
@@ -45,9 +45,16 @@ def _describe_pod(pod: V1Pod) -> list[str]:
             for resource in sorted(set(requests) | set(limits)) or ["-"]:
                 rows.append((label, resource, _amount(resource, requests.get(resource)), _amount(resource, limits.get(resource))))
                 label = ""
+    level = getattr(pod.spec, "resources", None)  # pod-level resources (1.32+), as written
+    requests, limits = ((level.requests or {}), (level.limits or {})) if level else ({}, {})
+    label = "(pod level)"
+    for resource in sorted(set(requests) | set(limits)):
+        rows.append((label, resource, _amount(resource, requests.get(resource)), _amount(resource, limits.get(resource))))
+        label = ""
     for resource, text in sorted((pod.spec.overhead or {}).items()):
         rows.append(("(overhead)", resource, _amount(resource, text), "-"))
-    return [f"Pod {api.pod_label(pod)}", *["  " + line for line in table(rows)], *_note(sidecar_note(pod))]
+    notes = [line for note in resource_notes(pod) for line in _note(note)]
+    return [f"Pod {api.pod_label(pod)}", *["  " + line for line in table(rows)], *notes]
 
 
 def _describe_node(node: V1Node) -> list[str]:

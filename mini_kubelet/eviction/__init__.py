@@ -6,6 +6,9 @@ Upstream: pkg/kubelet/eviction/ (api/types.go, helpers.go, types.go).
 from .api import (
     ALLOCATABLE_MEMORY_AVAILABLE,
     DEFAULT_EVICTION_HARD,
+    SIGNAL_CONTAINERFS_AVAILABLE,
+    SIGNAL_CONTAINERFS_INODES_FREE,
+    default_eviction_hard,
     IMAGEFS_AVAILABLE,
     IMAGEFS_INODES_FREE,
     MEMORY_AVAILABLE,

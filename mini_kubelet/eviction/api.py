@@ -15,6 +15,8 @@ from datetime import timedelta
 from decimal import ROUND_CEILING, Decimal, localcontext
 from typing import Optional, Union
 
+from .. import features
+
 # --8<-- [start:signals]
 SIGNAL_MEMORY_AVAILABLE = "memory.available"
 SIGNAL_NODEFS_AVAILABLE = "nodefs.available"
@@ -23,6 +25,10 @@ SIGNAL_IMAGEFS_AVAILABLE = "imagefs.available"
 SIGNAL_IMAGEFS_INODES_FREE = "imagefs.inodesFree"
 SIGNAL_ALLOCATABLE_MEMORY_AVAILABLE = "allocatableMemory.available"
 SIGNAL_PID_AVAILABLE = "pid.available"
+# From 1.29 (KEP-4191): the filesystem holding the containers' writable layers. The summary reports it as
+# node.runtime.containerFs; unless the runtime splits it from imagefs, it is imagefs (or nodefs) again.
+SIGNAL_CONTAINERFS_AVAILABLE = "containerfs.available"
+SIGNAL_CONTAINERFS_INODES_FREE = "containerfs.inodesFree"
 
 OP_LESS_THAN = "LessThan"  # the only operator: every signal is "available", evicting when it falls below
 # --8<-- [end:signals]
@@ -36,28 +42,66 @@ IMAGEFS_AVAILABLE = SIGNAL_IMAGEFS_AVAILABLE
 IMAGEFS_INODES_FREE = SIGNAL_IMAGEFS_INODES_FREE
 PID_AVAILABLE = SIGNAL_PID_AVAILABLE
 
+CONTAINERFS_SIGNALS = (SIGNAL_CONTAINERFS_AVAILABLE, SIGNAL_CONTAINERFS_INODES_FREE)
 OP_FOR_SIGNAL = {signal: OP_LESS_THAN for signal in (
     SIGNAL_MEMORY_AVAILABLE, SIGNAL_NODEFS_AVAILABLE, SIGNAL_NODEFS_INODES_FREE, SIGNAL_IMAGEFS_AVAILABLE,
-    SIGNAL_IMAGEFS_INODES_FREE, SIGNAL_ALLOCATABLE_MEMORY_AVAILABLE, SIGNAL_PID_AVAILABLE)}
+    SIGNAL_IMAGEFS_INODES_FREE, SIGNAL_ALLOCATABLE_MEMORY_AVAILABLE, SIGNAL_PID_AVAILABLE, *CONTAINERFS_SIGNALS)}
+
+
+def containerfs_signals_known() -> bool:
+    """Whether this release's eviction code has the containerfs signals: from 1.29, whatever KubeletSeparateDiskGC says.
+
+    Upstream: pkg/kubelet/eviction/api/types.go (the signals came in 1.29 with the KubeletSeparateDiskGC gate,
+    #120616; the gate only decides whether a split filesystem is allowed)
+    """
+    return features.DEFAULT_FEATURE_GATE.spec("KubeletSeparateDiskGC") is not None
 
 
 # --8<-- [start:valid_signal]
 def valid_signal(signal: str) -> bool:
-    """Whether the eviction manager knows the signal.
+    """Whether the eviction manager knows the signal (containerfs.* from 1.29).
 
     Upstream: pkg/kubelet/eviction/helpers.go validSignal
     """
+    if signal in CONTAINERFS_SIGNALS and not containerfs_signals_known():
+        return False  # v1.27: "unsupported eviction signal"
     return signal in OP_FOR_SIGNAL  # the same keys as signalToResource
 # --8<-- [end:valid_signal]
 
 
 # --8<-- [start:default_eviction_hard]
-DEFAULT_EVICTION_HARD = {  # Linux; on other systems nodefs.inodesFree is absent (defaults_others.go)
+DEFAULT_EVICTION_HARD = {  # Linux, v1.27; on other systems nodefs.inodesFree is absent (defaults_others.go)
     "memory.available": "100Mi",
     "nodefs.available": "10%",
     "nodefs.inodesFree": "5%",
     "imagefs.available": "15%",
 }
+
+
+def default_eviction_hard() -> dict[str, str]:
+    """The Linux evictionHard default of the release: from 1.30 it has imagefs.inodesFree<5% too (#121834).
+
+    Upstream: pkg/kubelet/eviction/defaults_linux.go DefaultEvictionHard
+    """
+    defaults = dict(DEFAULT_EVICTION_HARD)
+    if features.DEFAULT_FEATURE_GATE.changed("ImagefsInodesFreeDefault"):
+        defaults["imagefs.inodesFree"] = "5%"
+    return defaults
+
+
+def merge_default_eviction_hard(eviction_hard: Optional[dict[str, str]], merge_defaults: bool = False) -> dict[str, str]:
+    """evictionHard as the kubelet reads its config file: nil means the defaults; from 1.33, with
+    mergeDefaultEvictionSettings, every default signal the map leaves out is added (the map's values win).
+
+    Upstream: cmd/kubelet/app/server.go loadConfigFile (the MergeDefaultEvictionSettings branch, #127577)
+    """
+    if eviction_hard is None:
+        return default_eviction_hard()
+    merged = dict(eviction_hard)
+    if merge_defaults and features.DEFAULT_FEATURE_GATE.changed("MergeDefaultEvictionSettings"):
+        for signal, value in default_eviction_hard().items():
+            merged.setdefault(signal, value)
+    return merged
 # --8<-- [end:default_eviction_hard]
 
 # Quantity formats (resource.Format): how Quantity.String() prints a value.

@@ -8,23 +8,27 @@ concurrently, so the lock upstream takes around the shared state has no counterp
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Callable, Optional
 
 from kubernetes.client import V1Pod
 
-from .. import qos, stats, types
+from .. import features, qos, stats, types
 from ..lifecycle import PodAdmitResult  # the admit handlers' shared answer (admit, reason, message)
 from . import images, local_storage, messages, ranking, reclaim, signals
-from .api import Threshold
-from .records import REASON, EvictedPod, SyncRecord, effective_grace_period
+from .api import Threshold, containerfs_signals_known
+from .records import (IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS, REASON, EvictedPod, SyncRecord, effective_grace_period,
+                      grace_period_override)
+from .thresholds import update_container_fs_thresholds
 
 # --8<-- [start:constants]
 NODE_MEMORY_PRESSURE = signals.MEMORY_PRESSURE
 NODE_DISK_PRESSURE = signals.DISK_PRESSURE
 NODE_PID_PRESSURE = signals.PID_PRESSURE
 TAINT_NODE_MEMORY_PRESSURE = "node.kubernetes.io/memory-pressure"  # k8s.io/api/core/v1 well_known_taints.go
+SPLIT_DISK_GATE_OFF = "KubeletSeparateDiskGC is turned off but we still have a split filesystem"
 # --8<-- [end:constants]
 
 
@@ -55,20 +59,23 @@ class Manager:
     in kill_error, as upstream only logs it). After node-level GC the manager re-measures with
     summary_after_reclaim() when given (upstream asks the summary provider again), else it credits what
     the image and container stores freed to the filesystem holding images. Upstream asks cadvisor whether
-    imagefs is dedicated on the first pass; here it is the dedicated_image_fs argument.
+    imagefs is dedicated on the first pass; here it is the dedicated_image_fs argument (and, from 1.29,
+    split_container_fs: the runtime keeps writable layers off the dedicated imagefs).
     """
 
     def __init__(self, config: Config, clock, *, image_store: Optional[images.ImageStore] = None,
                  kill_pod: Optional[Callable[[EvictedPod], None]] = None,
                  container_store: Optional[images.ContainerStore] = None, dedicated_image_fs: bool = False,
                  local_storage_capacity_isolation: bool = True, pod_disruption_conditions: bool = True,
-                 summary_after_reclaim: Optional[Callable[[], stats.Summary]] = None):
+                 summary_after_reclaim: Optional[Callable[[], stats.Summary]] = None, split_container_fs: bool = False):
         self.config = config
         self.clock = clock
         self.image_store = image_store
         self.container_store = container_store
         self.kill_pod = kill_pod
         self.dedicated_image_fs = dedicated_image_fs  # upstream asks cadvisor once, on the first pass
+        self.split_container_fs = split_container_fs  # 1.29+: HasDedicatedContainerFs, asked at the same time
+        self._filesystems_known = False
         self.local_storage_capacity_isolation = local_storage_capacity_isolation  # kubelet default: true
         self.pod_disruption_conditions = pod_disruption_conditions  # feature gate, beta and on in 1.27
         self.summary_after_reclaim = summary_after_reclaim  # re-measure hook; default: credit what GC freed
@@ -96,6 +103,10 @@ class Manager:
         record = self.last_sync = SyncRecord(time=now)
         if not self.config.thresholds and not self.local_storage_capacity_isolation:
             return []
+        if not self._filesystems_known:
+            self._filesystems_known = True
+            if not self._detect_filesystems():
+                return []  # upstream returns the error; the next pass goes on without rank or reclaim functions
         self._active_pods = list(active_pods)
         observations, stats_func = signals.make_signal_observations(summary)
         record.observations = observations
@@ -143,8 +154,8 @@ class Manager:
             return []
         ranked = record.ranked = rank(list(active_pods), stats_func)
         # At most one pod per pass: the first that can be evicted (critical pods are refused).
-        override = 0 if signals.is_hard_eviction_threshold(threshold) else self.config.max_pod_grace_period_seconds
         for pod in ranked:
+            override = grace_period_override(threshold, pod, self.config.max_pod_grace_period_seconds)
             message, annotations = messages.eviction_message(resource_name, pod, stats_func, to_act_on, observations)
             condition = None
             if self.pod_disruption_conditions:
@@ -154,6 +165,27 @@ class Manager:
                 return [evicted]
         return []  # unable to evict any pods from the node
     # --8<-- [end:synchronize]
+
+    def _detect_filesystems(self) -> bool:
+        """From 1.29, on the first pass: refuse a split containerfs with the gate off, else add the containerfs
+        thresholds and rebuild the rank and reclaim functions for the split. False when it refuses.
+
+        Upstream: pkg/kubelet/eviction/eviction_manager.go managerImpl.synchronize (its first-pass block)
+        """
+        if not containerfs_signals_known():
+            return True  # v1.27: the functions built in __init__ stand
+        split = self.split_container_fs
+        if split and not features.DEFAULT_FEATURE_GATE.enabled("KubeletSeparateDiskGC"):
+            self.last_sync.error = SPLIT_DISK_GATE_OFF
+            self.signal_to_rank_func, self.signal_to_node_reclaim_funcs = {}, {}  # never built upstream
+            return False
+        found, error = update_container_fs_thresholds(self.config.thresholds, self.dedicated_image_fs, split)
+        self.config = dataclasses.replace(self.config, thresholds=found)  # the caller's Config is left as it was
+        self.last_sync.error = error or ""  # upstream logs it ("found conflicting containerfs eviction")
+        self.signal_to_rank_func = ranking.build_signal_to_rank_func(self.dedicated_image_fs, split)
+        self.signal_to_node_reclaim_funcs = reclaim.build_signal_to_node_reclaim_funcs(
+            self.image_store, self.container_store, lambda: self._active_pods, self.dedicated_image_fs, split)
+        return True
 
     # --8<-- [start:admit]
     def admit(self, pod: V1Pod, active_pods: Optional[list[V1Pod]] = None) -> PodAdmitResult:
@@ -234,8 +266,9 @@ class Manager:
     # --8<-- [end:evict_pod]
 
     def _evict_for_local_storage(self, pod: V1Pod, signal: str, message: str) -> Optional[EvictedPod]:
-        """A local-storage limit eviction: override 0, no annotations, no DisruptionTarget condition."""
-        return self._evict_pod(pod, signal, 0, message, {}, None)
+        """A local-storage limit eviction: override 0 (1 s from 1.31), no annotations, no DisruptionTarget condition."""
+        immediate = features.DEFAULT_FEATURE_GATE.changed("HardEvictionOneSecondGrace")
+        return self._evict_pod(pod, signal, IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS if immediate else 0, message, {}, None)
 
     # --8<-- [start:reclaim_node_level_resources]
     def _reclaim_node_level_resources(self, signal: str, resource_name: str, summary: stats.Summary) -> bool:

@@ -25,6 +25,7 @@ from .signals import RESOURCE_EPHEMERAL_STORAGE, RESOURCE_INODES, RESOURCE_MEMOR
 FS_STATS_LOCAL_VOLUME_SOURCE = "localVolumeSource"  # the pod's local volumes (emptyDir, hostPath, ...)
 FS_STATS_LOGS = "logs"  # container logs
 FS_STATS_ROOT = "root"  # container writable layers
+FS_STATS_IMAGES = "images"  # 1.29+: the image layers; named in the rank lists, but podDiskUsage sums nothing for it
 # --8<-- [end:fs_stats_types]
 
 CmpFunc = Callable[[V1Pod, V1Pod], int]  # < 0: the first pod is evicted first
@@ -250,21 +251,37 @@ def rank_disk_pressure_func(fs_stats_to_measure: Iterable[str], disk_resource: s
 
 
 # --8<-- [start:build_signal_to_rank_func]
-def build_signal_to_rank_func(with_image_fs: bool) -> dict[str, RankFunc]:
-    """Each signal's rank function; with a dedicated imagefs, nodefs counts logs and volumes, imagefs the rootfs.
+def disk_stats_to_measure(signal: str, with_image_fs: bool, split_container_fs: bool = False) -> list[str]:
+    """Which stats a disk signal's ranking sums, for the node's filesystems.
 
-    Upstream: pkg/kubelet/eviction/helpers.go buildSignalToRankFunc
+    With a dedicated imagefs, nodefs counts logs and volumes and imagefs (and containerfs) the writable layers.
+    From 1.29 a split containerfs (images alone on imagefs, writable layers on nodefs) puts the writable
+    layers back on nodefs and containerfs, and leaves imagefs only "images", for which no pod uses anything.
+    Upstream: pkg/kubelet/eviction/helpers.go buildSignalToRankFunc (its fsStatsType lists)
     """
-    everything = [FS_STATS_ROOT, FS_STATS_LOGS, FS_STATS_LOCAL_VOLUME_SOURCE]
-    nodefs = [FS_STATS_LOGS, FS_STATS_LOCAL_VOLUME_SOURCE] if with_image_fs else everything
-    imagefs = [FS_STATS_ROOT] if with_image_fs else everything
-    return {
+    newer = api.containerfs_signals_known()
+    images = [FS_STATS_IMAGES] if newer else []
+    on = signal.split(".")[0]  # nodefs, imagefs or containerfs
+    if with_image_fs and split_container_fs and newer:
+        return images if on == "imagefs" else [FS_STATS_LOGS, FS_STATS_LOCAL_VOLUME_SOURCE, FS_STATS_ROOT]
+    if with_image_fs:
+        return [FS_STATS_ROOT] + images if on in ("imagefs", "containerfs") else [FS_STATS_LOGS, FS_STATS_LOCAL_VOLUME_SOURCE]
+    return images + [FS_STATS_ROOT, FS_STATS_LOGS, FS_STATS_LOCAL_VOLUME_SOURCE]
+
+
+def build_signal_to_rank_func(with_image_fs: bool, split_container_fs: bool = False) -> dict[str, RankFunc]:
+    """Each signal's rank function; the disk ones sum the stats disk_stats_to_measure names.
+
+    Upstream: pkg/kubelet/eviction/helpers.go buildSignalToRankFunc (the split argument from 1.29)
+    """
+    result = {
         api.SIGNAL_MEMORY_AVAILABLE: rank_memory_pressure,
         api.SIGNAL_ALLOCATABLE_MEMORY_AVAILABLE: rank_memory_pressure,
         api.SIGNAL_PID_AVAILABLE: rank_pid_pressure,
-        api.SIGNAL_NODEFS_AVAILABLE: rank_disk_pressure_func(nodefs, RESOURCE_EPHEMERAL_STORAGE),
-        api.SIGNAL_NODEFS_INODES_FREE: rank_disk_pressure_func(nodefs, RESOURCE_INODES),
-        api.SIGNAL_IMAGEFS_AVAILABLE: rank_disk_pressure_func(imagefs, RESOURCE_EPHEMERAL_STORAGE),
-        api.SIGNAL_IMAGEFS_INODES_FREE: rank_disk_pressure_func(imagefs, RESOURCE_INODES),
     }
+    for signal in (api.SIGNAL_NODEFS_AVAILABLE, api.SIGNAL_NODEFS_INODES_FREE, api.SIGNAL_IMAGEFS_AVAILABLE,
+                   api.SIGNAL_IMAGEFS_INODES_FREE, *api.CONTAINERFS_SIGNALS):
+        resource = RESOURCE_INODES if signal.endswith("inodesFree") else RESOURCE_EPHEMERAL_STORAGE
+        result[signal] = rank_disk_pressure_func(disk_stats_to_measure(signal, with_image_fs, split_container_fs), resource)
+    return result
 # --8<-- [end:build_signal_to_rank_func]

@@ -14,7 +14,9 @@ from kubernetes.client import V1Pod
 
 from .. import stats
 from . import images
-from .api import SIGNAL_IMAGEFS_AVAILABLE, SIGNAL_IMAGEFS_INODES_FREE, SIGNAL_NODEFS_AVAILABLE, SIGNAL_NODEFS_INODES_FREE
+from .api import (SIGNAL_CONTAINERFS_AVAILABLE, SIGNAL_CONTAINERFS_INODES_FREE, SIGNAL_IMAGEFS_AVAILABLE,
+                  SIGNAL_IMAGEFS_INODES_FREE, SIGNAL_NODEFS_AVAILABLE, SIGNAL_NODEFS_INODES_FREE,
+                  containerfs_signals_known)
 
 NodeReclaimFunc = Callable[[datetime], tuple[int, int]]  # now -> (bytes, inodes) freed
 
@@ -22,9 +24,12 @@ NodeReclaimFunc = Callable[[datetime], tuple[int, int]]  # now -> (bytes, inodes
 def build_signal_to_node_reclaim_funcs(image_store: Optional[images.ImageStore],
                                        container_store: Optional[images.ContainerStore],
                                        active_pods: Callable[[], list[V1Pod]],
-                                       dedicated_image_fs: bool) -> dict[str, list[NodeReclaimFunc]]:
+                                       dedicated_image_fs: bool,
+                                       split_container_fs: bool = False) -> dict[str, list[NodeReclaimFunc]]:
     """Which garbage collectors each disk signal runs: container GC, then image GC.
 
+    From 1.29 the containerfs signals run those of the filesystem they stand for, and a split containerfs
+    (images alone on imagefs) gives imagefs the image GC and nodefs (= containerfs) the container GC.
     Upstream: pkg/kubelet/eviction/helpers.go buildSignalToNodeReclaimFuncs
     """
     def delete_all_unused_containers(now: datetime) -> tuple[int, int]:
@@ -37,11 +42,19 @@ def build_signal_to_node_reclaim_funcs(image_store: Optional[images.ImageStore],
         return image_store.delete_unused_images(now) if image_store is not None else (0, 0)
 
     gc = [delete_all_unused_containers, delete_unused_images]
-    if dedicated_image_fs:  # pods' writable layers and images live on imagefs: GC cannot help nodefs
-        return {SIGNAL_NODEFS_AVAILABLE: [], SIGNAL_NODEFS_INODES_FREE: [],
-                SIGNAL_IMAGEFS_AVAILABLE: gc, SIGNAL_IMAGEFS_INODES_FREE: gc}
-    return {signal: gc for signal in (SIGNAL_NODEFS_AVAILABLE, SIGNAL_NODEFS_INODES_FREE,
-                                      SIGNAL_IMAGEFS_AVAILABLE, SIGNAL_IMAGEFS_INODES_FREE)}
+    newer = containerfs_signals_known()
+    if dedicated_image_fs and split_container_fs and newer:
+        node, image = [delete_all_unused_containers], [delete_unused_images]
+    elif dedicated_image_fs:  # pods' writable layers and images live on imagefs: GC cannot help nodefs
+        node, image = [], gc
+    else:
+        node, image = gc, gc
+    funcs = {SIGNAL_NODEFS_AVAILABLE: node, SIGNAL_NODEFS_INODES_FREE: node,
+             SIGNAL_IMAGEFS_AVAILABLE: image, SIGNAL_IMAGEFS_INODES_FREE: image}
+    if newer:  # containerfs is nodefs unless the writable layers share the dedicated imagefs
+        container = image if dedicated_image_fs and not split_container_fs else node
+        funcs.update({SIGNAL_CONTAINERFS_AVAILABLE: container, SIGNAL_CONTAINERFS_INODES_FREE: container})
+    return funcs
 
 
 def credit_reclaimed(summary: stats.Summary, freed_bytes: int, freed_inodes: int,
@@ -53,6 +66,8 @@ def credit_reclaimed(summary: stats.Summary, freed_bytes: int, freed_inodes: int
     summary = copy.deepcopy(summary)
     runtime = summary.node.runtime
     filesystems = [runtime.image_fs if runtime is not None else None]
+    if runtime is not None:
+        filesystems.append(runtime.container_fs)  # 1.29+: reported again as containerFs (not split here)
     if not dedicated_image_fs:
         filesystems.append(summary.node.fs)  # one filesystem, reported twice
     seen: set[int] = set()

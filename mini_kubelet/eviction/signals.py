@@ -32,17 +32,20 @@ SIGNAL_TO_NODE_CONDITION = {
     api.SIGNAL_IMAGEFS_AVAILABLE: DISK_PRESSURE, api.SIGNAL_NODEFS_AVAILABLE: DISK_PRESSURE,
     api.SIGNAL_IMAGEFS_INODES_FREE: DISK_PRESSURE, api.SIGNAL_NODEFS_INODES_FREE: DISK_PRESSURE,
     api.SIGNAL_PID_AVAILABLE: PID_PRESSURE,
+    api.SIGNAL_CONTAINERFS_AVAILABLE: DISK_PRESSURE, api.SIGNAL_CONTAINERFS_INODES_FREE: DISK_PRESSURE,  # 1.29+
 }
 SIGNAL_TO_RESOURCE = {
     api.SIGNAL_MEMORY_AVAILABLE: RESOURCE_MEMORY, api.SIGNAL_ALLOCATABLE_MEMORY_AVAILABLE: RESOURCE_MEMORY,
     api.SIGNAL_IMAGEFS_AVAILABLE: RESOURCE_EPHEMERAL_STORAGE, api.SIGNAL_IMAGEFS_INODES_FREE: RESOURCE_INODES,
     api.SIGNAL_NODEFS_AVAILABLE: RESOURCE_EPHEMERAL_STORAGE, api.SIGNAL_NODEFS_INODES_FREE: RESOURCE_INODES,
     api.SIGNAL_PID_AVAILABLE: RESOURCE_PIDS,
+    api.SIGNAL_CONTAINERFS_AVAILABLE: RESOURCE_EPHEMERAL_STORAGE, api.SIGNAL_CONTAINERFS_INODES_FREE: RESOURCE_INODES,
 }
 # --8<-- [end:signal_maps]
 
 # Signals counted in whole units (inodes, processes) print without binary suffixes: DecimalSI.
-DECIMAL_SIGNALS = (api.SIGNAL_NODEFS_INODES_FREE, api.SIGNAL_IMAGEFS_INODES_FREE, api.SIGNAL_PID_AVAILABLE)
+DECIMAL_SIGNALS = (api.SIGNAL_NODEFS_INODES_FREE, api.SIGNAL_IMAGEFS_INODES_FREE, api.SIGNAL_PID_AVAILABLE,
+                   api.SIGNAL_CONTAINERFS_INODES_FREE)
 
 
 # --8<-- [start:signal_observation]
@@ -83,6 +86,7 @@ def make_signal_observations(summary: statsapi.Summary) -> tuple[dict[str, Signa
     """Each signal's observation from the summary (a signal whose inputs are missing is left out), and a stats lookup.
 
     Upstream: pkg/kubelet/eviction/helpers.go makeSignalObservations
+    From 1.29 node.runtime.containerFs gives the containerfs signals, and imagefs inodes are read on their own.
     """
     node, result = summary.node, {}
 
@@ -105,9 +109,13 @@ def make_signal_observations(summary: statsapi.Summary) -> tuple[dict[str, Signa
     if pods is not None:  # upstream logs: system container "pods" not found in metrics
         memory_signal(api.SIGNAL_ALLOCATABLE_MEMORY_AVAILABLE, pods.memory)
     fs_signals(api.SIGNAL_NODEFS_AVAILABLE, api.SIGNAL_NODEFS_INODES_FREE, node.fs, inodes_need_bytes=False)
-    # v1.27 quirk: imagefs.inodesFree is only read when imagefs bytes are present too.
+    # v1.27 quirk (to 1.28): imagefs.inodesFree is only read when imagefs bytes are present too.
+    newer = api.containerfs_signals_known()
     fs_signals(api.SIGNAL_IMAGEFS_AVAILABLE, api.SIGNAL_IMAGEFS_INODES_FREE, node.runtime and node.runtime.image_fs,
-               inodes_need_bytes=True)
+               inodes_need_bytes=not newer)
+    if newer:
+        fs_signals(api.SIGNAL_CONTAINERFS_AVAILABLE, api.SIGNAL_CONTAINERFS_INODES_FREE,
+                   node.runtime and node.runtime.container_fs, inodes_need_bytes=False)
     rlimit = node.rlimit
     if rlimit and rlimit.curproc is not None and rlimit.maxpid is not None:
         result[api.SIGNAL_PID_AVAILABLE] = SignalObservation(rlimit.maxpid - rlimit.curproc, rlimit.maxpid, rlimit.time)

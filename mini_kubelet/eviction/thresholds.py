@@ -105,6 +105,39 @@ def add_allocatable_thresholds(thresholds: list[Threshold]) -> list[Threshold]:
 # --8<-- [end:add_allocatable_thresholds]
 
 
+# --8<-- [start:update_container_fs_thresholds]
+def update_container_fs_thresholds(thresholds: list[Threshold], image_fs: bool,
+                                   split_container_fs: bool) -> tuple[list[Threshold], Optional[str]]:
+    """The thresholds with containerfs ones copied from nodefs (one disk, or a split containerfs) or imagefs.
+
+    A containerfs threshold the user set is replaced in place (the error says so); otherwise each copy is
+    appended, hard and soft for bytes and inodes. Quirks kept: a copy of a threshold that does not exist is
+    an empty one (no operator, value 0: never met), and without a soft source the "soft" copy has no grace
+    period. Only the last replaced signal is named in the error.
+    Upstream: pkg/kubelet/eviction/helpers.go UpdateContainerFsThresholds (from 1.29)
+    """
+    thresholds, found, replace, error = list(thresholds), {}, {}, None
+    for index, threshold in enumerate(thresholds):
+        kind = "hard" if threshold.grace_period == timedelta(0) else "soft"
+        found[(threshold.signal, kind)] = threshold
+        if threshold.signal in api.CONTAINERFS_SIGNALS:
+            error = f"found {threshold.signal} for {kind} eviction. ignoring"
+            replace[(threshold.signal, kind)] = index
+    if split_container_fs and not image_fs:
+        return thresholds, error  # neither layout upstream handles: nothing is copied
+    source = "nodefs" if image_fs == split_container_fs else "imagefs"  # the filesystem containerfs stands for
+    for target, suffix in ((api.SIGNAL_CONTAINERFS_AVAILABLE, "available"), (api.SIGNAL_CONTAINERFS_INODES_FREE, "inodesFree")):
+        for kind in ("hard", "soft"):
+            of = found.get((f"{source}.{suffix}", kind), Threshold("", operator=""))
+            copy = Threshold(target, of.operator, of.value, of.grace_period, of.min_reclaim)
+            if (target, kind) in replace:
+                thresholds[replace[(target, kind)]] = copy
+            else:
+                thresholds.append(copy)
+    return thresholds, error
+# --8<-- [end:update_container_fs_thresholds]
+
+
 def _parse_threshold_statements(statements: dict[str, str]) -> list[Threshold]:
     results = []
     for signal, value in (statements or {}).items():

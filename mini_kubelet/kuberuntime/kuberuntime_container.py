@@ -11,7 +11,7 @@ from typing import Optional
 
 from kubernetes.client import V1Container, V1Pod
 
-from mini_kubelet import events
+from mini_kubelet import events, features
 from mini_kubelet.container import (
     CONTAINER_STATE_CREATED,
     CONTAINER_STATE_EXITED,
@@ -24,6 +24,7 @@ from mini_kubelet.container import (
     PodStatus,
     Status,
     SyncResult,
+    container_should_restart,
     hash_container,
     is_restartable_init_container,
 )
@@ -110,7 +111,7 @@ def compute_init_container_actions(pod: V1Pod, pod_status: PodStatus, changes, l
         return True
     has_initialized = any((s := pod_status.find_container_status_by_name(c.name)) is not None
                           and s.state in (CONTAINER_STATE_CREATED, CONTAINER_STATE_RUNNING) for c in pod.spec.containers)
-    previously_initialized, restart_on_failure = has_initialized, pod.spec.restart_policy != "Never"
+    previously_initialized = has_initialized
     to_start = changes.init_containers_to_start
 
     def kill(status: Status, c: V1Container, message: str, reason: str) -> None:
@@ -136,7 +137,7 @@ def compute_init_container_actions(pod: V1Pod, pod_status: PodStatus, changes, l
             if sidecar:
                 to_start.append(i)
             elif is_init_container_failed(status):
-                if not restart_on_failure:
+                if not restart_init_on_failure(pod, c, status):
                     changes.kill_pod, changes.init_containers_to_start = True, []
                     return False
                 to_start.append(i)
@@ -145,7 +146,7 @@ def compute_init_container_actions(pod: V1Pod, pod_status: PodStatus, changes, l
             else:
                 to_start.append(i + 1)
         else:  # unknown
-            if not sidecar and not restart_on_failure:
+            if not sidecar and not restart_init_on_failure(pod, c, status):
                 changes.kill_pod, changes.init_containers_to_start = True, []
                 return False
             kill(status, c, f'Init container is in "{status.state}" state, try killing it before restart', REASON_UNKNOWN)
@@ -154,6 +155,22 @@ def compute_init_container_actions(pod: V1Pod, pod_status: PodStatus, changes, l
         to_start.append(0)
     to_start.reverse()
     return has_initialized
+
+
+def restart_init_on_failure(pod: V1Pod, c: V1Container, status: Status) -> bool:
+    """Whether a failed (or unknown) regular init container runs again rather than failing the pod.
+
+    The pod's policy is not Never; with ContainerRestartRules an exited one is judged by its own policy and
+    rules (ShouldContainerBeRestarted), and an unknown one, having no exit code, by its own restartPolicy if set.
+    Upstream: pkg/kubelet/kuberuntime/kuberuntime_container.go computeInitContainerActions (its exited and
+    unknown branches, the gated parts as a later release reads them)
+    """
+    if not features.DEFAULT_FEATURE_GATE.enabled("ContainerRestartRules"):
+        return pod.spec.restart_policy != "Never"
+    if status.state == CONTAINER_STATE_EXITED:
+        return container_should_restart(c, pod.spec.restart_policy, status.exit_code)
+    own = getattr(c, "restart_policy", None)
+    return own != "Never" if own is not None else pod.spec.restart_policy != "Never"
 
 
 def _running_sidecar(i, c, status, count, previously_initialized, has_initialized, to_start, kill, liveness, startup) -> bool:
@@ -255,10 +272,15 @@ def kill_containers_with_sync_result(runtime: RuntimeService, pod: V1Pod, runnin
                                      grace_period_override: Optional[int], recorder: events.Recorder) -> list[SyncResult]:
     """Stop every container of the running pod (upstream does it in parallel, one goroutine each).
 
+    With the SidecarContainers gate on and a pod with sidecars, as from 1.29 (#120620): each sidecar waits
+    until every regular container and every later sidecar has stopped, so they stop after the main
+    containers, last one first. The simulated containers stop at once, so the wait costs none of the
+    sidecar's grace period; what shows is the order.
     Upstream: pkg/kubelet/kuberuntime/kuberuntime_container.go kubeGenericRuntimeManager.killContainersWithSyncResult
+    (and kuberuntime_termination_order.go newTerminationOrdering, read at v1.32.10)
     """
     results = []
-    for c in running_pod.containers:
+    for c in termination_order(pod, running_pod.containers):
         result = SyncResult(KILL_CONTAINER, c.name)
         try:
             kill_container(runtime, pod, c.id, c.name, "", REASON_UNKNOWN, grace_period_override, recorder)
@@ -266,6 +288,19 @@ def kill_containers_with_sync_result(runtime: RuntimeService, pod: V1Pod, runnin
             result.fail(ERR_KILL_CONTAINER, str(err))
         results.append(result)
     return results
+
+
+def termination_order(pod: Optional[V1Pod], running: list) -> list:
+    """The running containers in the order they stop: as listed, but sidecars after the rest, in reverse spec order.
+
+    Upstream: pkg/kubelet/kuberuntime/kuberuntime_termination_order.go (the order its waits produce)
+    """
+    inits = (pod.spec.init_containers or []) if pod is not None else []
+    sidecars = [c.name for c in inits if is_restartable_init_container(c)]  # none with the gate off
+    if not sidecars:
+        return list(running)
+    last_first = {name: i for i, name in enumerate(reversed(sidecars))}
+    return sorted(running, key=lambda c: (c.name in last_first, last_first.get(c.name, 0)))
 
 
 def prune_init_containers_before_start(runtime: RuntimeService, pod: V1Pod, pod_status: PodStatus) -> None:

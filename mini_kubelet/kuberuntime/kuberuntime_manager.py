@@ -13,12 +13,13 @@ from typing import Optional
 
 from kubernetes.client import V1Container, V1Pod
 
-from mini_kubelet import events
+from mini_kubelet import events, features
 from mini_kubelet.container import (
     CONFIG_POD_SANDBOX, CONTAINER_STATE_RUNNING, CONTAINER_STATE_EXITED, CONTAINER_STATE_UNKNOWN,
     CREATE_POD_SANDBOX, ERR_CRASH_LOOP_BACK_OFF, ERR_CREATE_POD_SANDBOX, ERR_KILL_CONTAINER, ERR_KILL_POD_SANDBOX,
     KILL_CONTAINER, KILL_POD_SANDBOX, RESTART_POLICY_NEVER, RESTART_POLICY_ON_FAILURE, START_CONTAINER,
-    Pod, PodStatus, PodSyncResult, Status, SyncResult, convert_pod_status_to_running_pod, hash_container,
+    Pod, PodStatus, PodSyncResult, Status, SyncResult, container_should_restart, convert_pod_status_to_running_pod,
+    hash_container,
     is_restartable_init_container, should_container_be_restarted,
 )
 from mini_kubelet.cri import CRIError, RuntimeService
@@ -26,7 +27,7 @@ from mini_kubelet.flowcontrol import Backoff, format_duration
 from mini_kubelet.kuberuntime.helpers import get_stable_key, is_init_container_failed
 from mini_kubelet.kuberuntime.kuberuntime_container import (
     REASON_LIVENESS_PROBE, REASON_STARTUP_PROBE, REASON_UNKNOWN, ContainerToKillInfo, compute_init_container_actions,
-    find_next_init_container_to_run, has_any_regular_container_created, involved,
+    find_next_init_container_to_run, has_any_regular_container_created, involved, restart_init_on_failure,
     kill_container, kill_containers_with_sync_result, prune_init_containers_before_start, purge_init_containers,
     start_container,
 )
@@ -100,7 +101,9 @@ def compute_pod_actions(pod: V1Pod, pod_status: PodStatus, liveness: Optional[di
     """Compare the pod's spec with what the runtime reports and list what to kill, create and start.
 
     Init containers take v1.27's one-at-a-time path, unless the SidecarContainers gate is on and the
-    pod has a sidecar: then computeInitContainerActions decides, as in v1.32.
+    pod has a sidecar: then computeInitContainerActions decides, as in v1.32. With ContainerRestartRules
+    an exited container restarts by its own policy and rules (should_container_be_restarted), and one killed
+    for a failed probe by its own restartPolicy if it has one (the pod's otherwise), as in v1.35.
     Upstream: pkg/kubelet/kuberuntime/kuberuntime_manager.go kubeGenericRuntimeManager.computePodActions
     """
     liveness, startup = liveness or {}, startup or {}
@@ -112,8 +115,9 @@ def compute_pod_actions(pod: V1Pod, pod_status: PodStatus, liveness: Optional[di
         if not should_restart_on_failure(pod) and attempt != 0 and pod_status.container_statuses:
             changes.create_sandbox = False  # the pod already ran under Never: do not bring it back
             return changes
-        to_start = [i for i, c in enumerate(pod.spec.containers)
-                    if not (pod.spec.restart_policy == RESTART_POLICY_ON_FAILURE and container_succeeded(c, pod_status))]
+        to_start = [i for i, c in enumerate(pod.spec.containers) if not (container_succeeded(c, pod_status) and (
+            not container_should_restart(c, pod.spec.restart_policy, 0) if features.DEFAULT_FEATURE_GATE.enabled(
+                "ContainerRestartRules") else pod.spec.restart_policy == RESTART_POLICY_ON_FAILURE))]
         initialized = (has_any_regular_container_created(pod, pod_status) if sidecars
                        else find_next_init_container_to_run(pod, pod_status)[2])
         if not to_start and initialized:
@@ -138,7 +142,7 @@ def compute_pod_actions(pod: V1Pod, pod_status: PodStatus, liveness: Optional[di
     elif not (found := find_next_init_container_to_run(pod, pod_status))[2]:
         last, next_init, _ = found
         if next_init is not None:
-            if last is not None and is_init_container_failed(last) and not should_restart_on_failure(pod):
+            if last is not None and is_init_container_failed(last) and not restart_init_on_failure(pod, next_init, last):
                 changes.kill_pod = True
             else:
                 if last is not None and last.state == CONTAINER_STATE_UNKNOWN:
@@ -159,6 +163,8 @@ def compute_pod_actions(pod: V1Pod, pod_status: PodStatus, liveness: Optional[di
                         c, status.name, f'Container is in "{status.state}" state, try killing it before restart', REASON_UNKNOWN)
             continue
         restart, reason = should_restart_on_failure(pod), ""
+        if features.DEFAULT_FEATURE_GATE.enabled("ContainerRestartRules") and getattr(c, "restart_policy", None):
+            restart = c.restart_policy != RESTART_POLICY_NEVER  # still running: its own policy, no exit code for rules
         if container_changed(c, status):
             message, restart = f"Container {c.name} definition changed", True  # regardless of the restart policy
         elif liveness.get(status.id) == PROBE_FAILURE:

@@ -22,7 +22,7 @@ from .. import api, resource, stats
 from ..clock import Clock
 from ..eviction import manager as mgr
 from ..eviction import ranking, signals, thresholds as th
-from ..eviction.api import DEFAULT_EVICTION_HARD, get_threshold_quantity
+from ..eviction.api import get_threshold_quantity, merge_default_eviction_hard
 from . import course_path
 
 FILES = {"summary": "examples/cluster/worker-5-summary.json", "pods": "examples/cluster/worker-5-pods.yaml",
@@ -84,9 +84,9 @@ def eviction_config(kubelet: dict) -> mgr.Config:
     Upstream: pkg/kubelet/eviction/helpers.go ParseThresholdConfig, with the v1beta1 defaults
     (evictionHard, enforceNodeAllocatable [pods], evictionPressureTransitionPeriod 5m)
     """
-    hard = kubelet.get("evictionHard")
-    if hard is None:  # cmd/kubelet/app/server.go: only a nil map is defaulted; an empty one means none
-        hard = dict(DEFAULT_EVICTION_HARD)
+    # cmd/kubelet/app/server.go: only a nil map is defaulted (an empty one means none); from 1.33
+    # mergeDefaultEvictionSettings: true adds the defaults a given map leaves out.
+    hard = merge_default_eviction_hard(kubelet.get("evictionHard"), bool(kubelet.get("mergeDefaultEvictionSettings")))
     found = th.parse_threshold_config(kubelet.get("enforceNodeAllocatable", ["pods"]), hard,
                                       kubelet.get("evictionSoft") or {}, kubelet.get("evictionSoftGracePeriod") or {},
                                       kubelet.get("evictionMinimumReclaim") or {})

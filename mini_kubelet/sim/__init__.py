@@ -83,7 +83,7 @@ and counts are Kubernetes quantities such as 512Mi, 4Gi, 1Mi, 4194304):
         memory: 600Mi
         nodefs: 10Gi                  # also imagefs, inodes, imagefsInodes, pids
       kubelet:                        # KubeletConfiguration fields: a flag string or a mapping
-        evictionHard: memory.available<500Mi,nodefs.available<10%   # omitted: the v1.27 Linux default
+        evictionHard: memory.available<500Mi,nodefs.available<10%   # omitted: the release's Linux default
         evictionSoft: memory.available<1Gi                         # omitted: none
         evictionSoftGracePeriod: memory.available=1m30s            # key=value, like the flag
         evictionMinimumReclaim: memory.available=200Mi
@@ -121,7 +121,8 @@ How the replay maps to the kubelet:
   is gone: killPodNow blocks up to max(10, 1.5 x override) s, then waitForPodsCleanup polls every 1 s
   for up to 30 s, and the loop passes again at once (upstream managerImpl.Start).
 - An evicted pod uses its resources until its effective grace period ends (the worst case: a process
-  that ignores SIGTERM), then stops. `eviction.records.effective_grace_period` gives that period in v1.27.
+  that ignores SIGTERM), then stops. `eviction.records.effective_grace_period` gives that period (v1.27: 30 s
+  for a hard eviction; from 1.31, 1 s).
 - Stats are fresh at each pass (the manager asks for updateStats=true). The node's memory working set is
   the OS usage plus every running pod's; the "pods" cgroup's limit is capacity - systemReserved -
   kubeReserved when enforceNodeAllocatable has "pods". Container writable layers (rootfs) and images

@@ -9,12 +9,14 @@ what the status manager would write is stored in the API (a finished deleted pod
 
 from __future__ import annotations
 
+import contextlib
+from datetime import timedelta
 from pathlib import Path
 from typing import Optional, Union
 
 from kubernetes.client import ApiClient, V1Pod
 
-from .. import api, types
+from .. import api, features, types
 from ..clock import Clock
 from ..cri import CRIError
 from ..events import WARNING
@@ -22,6 +24,7 @@ from ..kubelet_main import Kubelet
 from ..api import models_equal
 from .lifecycle_api import APIServer
 from .lifecycle_scenario import LifecycleEvent, LifecycleScenario, load_lifecycle_scenario, read_scenario
+from .reader import scenario_profile
 from .lifecycle_timeline import (ContainerChange, LifecycleTimeline, Restart, WatchLine, back_off_of, container_state,
                                  print_pod)
 from .series import parse_duration
@@ -40,12 +43,19 @@ def run_lifecycle(source: Union[str, Path, LifecycleScenario], *,
     skip_settled_resyncs is the Kubelet's (the same timeline, faster on a node of many quiet pods).
     """
     if isinstance(source, LifecycleScenario):
-        scenario = source
-    else:
-        doc, where, base, name = read_scenario(source)
-        scenario = load_lifecycle_scenario(doc, where, base, name)
+        return _replay(source, skip_settled_resyncs)
+    doc, where, base, name = read_scenario(source)
+    profile = scenario_profile(doc, where)  # the release a scenario file names, for this replay only
+    with features.release_profile(*profile) if profile else contextlib.nullcontext():
+        return _replay(load_lifecycle_scenario(doc, where, base, name), skip_settled_resyncs)
+
+
+def _replay(scenario: LifecycleScenario, skip_settled_resyncs: bool) -> LifecycleTimeline:
+    """run_lifecycle's loop, under whatever release profile is in force."""
     clock = Clock()
-    kubelet = Kubelet(clock, scenario.node, skip_settled_resyncs=skip_settled_resyncs)
+    period = scenario.kubelet.get("crashLoopBackOff", {}).get("maxContainerRestartPeriod")
+    kubelet = Kubelet(clock, scenario.node, skip_settled_resyncs=skip_settled_resyncs,
+                      max_container_restart_period=timedelta(seconds=period) if period is not None else None)
     server = APIServer(kubelet)
     kubelet.syncer.mirror_client = server
     timeline = LifecycleTimeline(scenario)

@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 from kubernetes.client import V1Node, V1Pod, V1PodStatus
 
-from .. import api, resource
+from .. import api, features, resource
 from ..clock import DEFAULT_START
 from ..config.common import try_decode_single_pod
 from .reader import Reader, read_scenario  # noqa: F401  (read_scenario: for the replay and the command)
@@ -70,6 +70,7 @@ class LifecycleScenario:
     expect: Optional[dict]
     kind: str = LIFECYCLE
     notes: list[str] = field(default_factory=list)
+    kubelet: dict = field(default_factory=dict)  # node.kubelet: {"crashLoopBackOff": {"maxContainerRestartPeriod": s}}
 
     def find_pod(self, name: str) -> Optional[LifecyclePod]:
         """The pod a scenario names: its metadata.name, or a static pod's manifest name."""
@@ -92,7 +93,7 @@ def load_lifecycle_scenario(doc: Any, where: str, base: Path, name: str) -> Life
     duration = r.duration(doc.get("duration", f"{DEFAULT_LIFECYCLE_DURATION}s"), "duration")
     if not 0 < duration <= MAX_LIFECYCLE_DURATION:
         r.fail("duration", f"expected more than 0s and at most {format_duration(MAX_LIFECYCLE_DURATION)}")
-    node = _node(r, doc.get("node"))
+    node, kubelet = _node(r, doc.get("node")), _kubelet(r, (doc.get("node") or {}).get("kubelet"))
     pods = [_pod(r, raw, f"pods[{i}]", node.metadata.name, duration) for i, raw in enumerate(r.sequence(doc.get("pods"), "pods"))]
     if not pods:
         r.fail("pods", "a lifecycle scenario needs at least one pod")
@@ -103,7 +104,7 @@ def load_lifecycle_scenario(doc: Any, where: str, base: Path, name: str) -> Life
             r.fail(f"{plan.path}", f"the pod {key} is also {seen[key]}")
         seen[key] = plan.path
     scenario = LifecycleScenario(name, where, str(doc.get("description") or "").strip(), duration, node, pods, [],
-                                 None)
+                                 None, kubelet=kubelet)
     for i, raw in enumerate(r.sequence(doc.get("events"), "events")):
         scenario.events.append(_event(r, raw, f"events[{i}]", scenario))
     scenario.events.sort(key=lambda e: e.at)  # stable: same-time events keep their written order
@@ -116,7 +117,7 @@ def load_lifecycle_scenario(doc: Any, where: str, base: Path, name: str) -> Life
 def _node(r: Reader, raw: Any) -> V1Node:
     if raw is None:
         return api.node_from_manifest(copy.deepcopy(DEFAULT_NODE))
-    entry = r.mapping(raw, "node", ("name", "file", "manifest"))
+    entry = r.mapping(raw, "node", ("name", "file", "manifest", "kubelet"))
     if "file" in entry and "manifest" in entry:
         r.fail("node", "give file: or manifest:, not both")
     if "file" in entry or "manifest" in entry:
@@ -132,6 +133,28 @@ def _node(r: Reader, raw: Any) -> V1Node:
             r.fail("node.name", "expected a node name")
         node.metadata.name = entry["name"]
     return node
+
+
+def _kubelet(r: Reader, raw: Any) -> dict:
+    """node.kubelet: the kubelet config a lifecycle replay reads, checked as the kubelet's validation checks it.
+
+    Upstream: pkg/kubelet/apis/config/validation/validation.go ValidateKubeletConfiguration (crashLoopBackOff)
+    """
+    if raw is None:
+        return {}
+    where = "node.kubelet.crashLoopBackOff"
+    loop = r.mapping(r.mapping(raw, "node.kubelet", ("crashLoopBackOff",)).get("crashLoopBackOff") or {}, where,
+                     ("maxContainerRestartPeriod",))
+    if "maxContainerRestartPeriod" not in loop:
+        return {}
+    period = r.duration(loop["maxContainerRestartPeriod"], f"{where}.maxContainerRestartPeriod")
+    gate = features.DEFAULT_FEATURE_GATE
+    if not gate.enabled("KubeletCrashLoopBackOffMax"):
+        r.fail(f"{where}.maxContainerRestartPeriod", f"needs the KubeletCrashLoopBackOffMax feature gate, off here "
+               f"(Kubernetes {gate.release}; it is beta and on by default from 1.35): the kubelet would refuse this config")
+    if not 1 <= period <= 300:
+        r.fail(f"{where}.maxContainerRestartPeriod", f"{format_duration(period)}: must be from 1s to 300s")
+    return {"crashLoopBackOff": {"maxContainerRestartPeriod": period}}
 
 
 def _read_doc(r: Reader, entry: dict, path: str) -> Any:

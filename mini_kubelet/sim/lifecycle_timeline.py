@@ -12,6 +12,7 @@ from typing import Optional
 
 from kubernetes.client import V1ContainerStatus, V1Pod, V1PodStatus
 
+from ..container import is_restartable_init_container
 from .lifecycle_scenario import LifecycleScenario
 
 
@@ -19,17 +20,27 @@ from .lifecycle_scenario import LifecycleScenario
 def print_pod(pod: V1Pod, status: Optional[V1PodStatus]) -> tuple[str, str, int]:
     """The READY, STATUS and RESTARTS columns of `kubectl get pods` for the pod and its status.
 
+    With the SidecarContainers gate on, as kubectl prints since 1.29: a sidecar counts in READY's total, a
+    started one does not hold the STATUS at Init:i/n (it counts as ready if it is), its restarts alone
+    are added to the regular containers', and an Initialized pod shows its regular containers.
     Upstream: pkg/printers/internalversion/printers.go printPod (without SchedulingGated, the node-lost
     Unknown, and the "(5s ago)" after the restart count)
     """
     status = status or V1PodStatus(phase="Pending")
     reason = status.reason or status.phase or ""
-    restarts = ready = 0
+    restarts = ready = sidecar_restarts = 0
     initializing = False
+    specs = {c.name: c for c in pod.spec.init_containers or []}
+    sidecars = {name for name, c in specs.items() if is_restartable_init_container(c)}  # none with the gate off
     for i, c in enumerate(status.init_container_statuses or []):
         restarts += c.restart_count or 0
+        if c.name in sidecars:
+            sidecar_restarts += c.restart_count or 0
         term, wait = (c.state.terminated, c.state.waiting) if c.state else (None, None)
         if term is not None and term.exit_code == 0:
+            continue
+        if c.name in sidecars and c.started:
+            ready += bool(c.ready)
             continue
         if term is not None:
             reason = "Init:" + (term.reason or (f"Signal:{term.signal}" if term.signal else f"ExitCode:{term.exit_code}"))
@@ -39,8 +50,9 @@ def print_pod(pod: V1Pod, status: Optional[V1PodStatus]) -> tuple[str, str, int]
             reason = f"Init:{i}/{len(pod.spec.init_containers or [])}"
         initializing = True
         break
-    if not initializing:
-        restarts, has_running = 0, False
+    initialized = any(x.type == "Initialized" and x.status == "True" for x in status.conditions or [])
+    if not initializing or (sidecars and initialized):
+        restarts, has_running = sidecar_restarts, False
         for c in reversed(status.container_statuses or []):
             restarts += c.restart_count or 0
             term, wait = (c.state.terminated, c.state.waiting) if c.state else (None, None)
@@ -57,7 +69,7 @@ def print_pod(pod: V1Pod, status: Optional[V1PodStatus]) -> tuple[str, str, int]
             reason = "Running" if ready_condition is not None and ready_condition.status == "True" else "NotReady"
     if pod.metadata.deletion_timestamp is not None:
         reason = "Terminating"
-    return f"{ready}/{len(pod.spec.containers)}", reason, restarts
+    return f"{ready}/{len(pod.spec.containers) + len(sidecars)}", reason, restarts
 # --8<-- [end:print_pod]
 
 

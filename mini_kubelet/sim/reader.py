@@ -7,9 +7,9 @@ ParseThresholdConfig and the kubelet's flag parsing read them.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterator, NoReturn, Union
+from typing import Any, Iterator, NoReturn, Optional, Union
 
-from .. import api
+from .. import api, features
 from ..eviction import thresholds as th
 from .series import PAGE_SIZE, Series, format_duration, parse_duration
 
@@ -116,3 +116,27 @@ def read_scenario(source: Union[str, Path]) -> tuple[object, str, Path, str]:
     if len(docs) > 1:
         raise api.ManifestError(where, "", f"a scenario is one YAML document, found {len(docs)}")
     return (docs[0] if docs else None), where, base, name
+
+
+def scenario_profile(doc: Any, where: str) -> Optional[tuple[str, dict[str, bool]]]:
+    """The release and gates a scenario names (kubernetesVersion:, featureGates:), taken out of the document.
+
+    None when it names neither. `mini-kubelet run` takes them out itself (a flag may override them); this is
+    for a replay started from a file in Python, which then answers for the release the scenario names.
+    """
+    if not isinstance(doc, dict) or not ({"kubernetesVersion", "featureGates"} & set(doc)):
+        return None
+    version, gates = doc.pop("kubernetesVersion", None), doc.pop("featureGates", None) or {}
+    if version is not None and not isinstance(version, str):
+        raise api.ManifestError(where, "kubernetesVersion", f'expected a string such as "1.36", got {version!r} '
+                                "(write it in quotes: YAML reads 1.30 as the number 1.3)")
+    field = "kubernetesVersion"
+    try:
+        release = features.parse_release(str(version)) if version is not None else features.REFERENCE_RELEASE
+        field = "featureGates"
+        if not isinstance(gates, dict) or not all(isinstance(v, bool) for v in gates.values()):
+            raise ValueError("expected a mapping of gate names to true or false")
+        features.FeatureGate(release).set_from_map(gates)  # a gate this release lacks, or a locked one, is refused
+    except ValueError as err:
+        raise api.ManifestError(where, field, str(err)) from None
+    return release, gates

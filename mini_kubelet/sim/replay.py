@@ -56,7 +56,9 @@ def run_scenario(source: Union[str, Path, dict, Scenario]) -> Timeline:
 
     def kill_pod(evicted: EvictedPod) -> None:
         # killPodNow blocks until the pod stops or max(10, 1.5 x override) seconds pass, one pod after the other.
-        # The wait comes from the raw override: 10 s for an override of 0, whatever grace period the pod gets.
+        # The wait comes from the raw override: 10 s for an override of 0, whatever grace period the pod gets
+        # (v1.27: 30 s for a hard eviction, so the wait ends first). From 1.31 a hard eviction's override is
+        # 1 s and the pod gets 1 s: still a 10 s wait at most, and the pod is gone after 1 s.
         target = next(p for p in running if p.pod.metadata.uid == evicted.pod.metadata.uid)
         start, grace, override = state["cursor"], evicted.effective_grace_period, evicted.grace_period_override
         stops = start + grace
@@ -71,10 +73,7 @@ def run_scenario(source: Union[str, Path, dict, Scenario]) -> Timeline:
 
     manager = mgr.Manager(scenario.config, clock, image_store=store, kill_pod=kill_pod,
                           dedicated_image_fs=scenario.dedicated_image_fs, summary_after_reclaim=summary_now)
-    timeline.thresholds = [{"signal": t.signal, "text": threshold_text(t), "hard": not t.grace_period,
-                            "grace_period": int(t.grace_period.total_seconds()),
-                            "min_reclaim": None if t.min_reclaim is None else value_text(t.min_reclaim)}
-                           for t in scenario.config.thresholds]
+    timeline.thresholds = _thresholds(scenario.config.thresholds)
     _mark_images_in_use(store, running, clock.now())
     events, t = list(scenario.events), 0
     over: set = set()  # the containers above their own memory limit at the last pass
@@ -112,8 +111,18 @@ def run_scenario(source: Union[str, Path, dict, Scenario]) -> Timeline:
         else:
             t += EVICTION_MONITORING_PERIOD
     timeline.happenings.sort(key=lambda h: h.time)  # an ExceededGracePeriod event is noted when its kill starts
+    # From 1.29 the manager's first pass adds containerfs copies of the disk thresholds: list what it watched
+    # (an empty copy, with no operator, can never be met and is left out).
+    timeline.thresholds = _thresholds([t for t in manager.config.thresholds if t.operator])
     return timeline
 # --8<-- [end:run_scenario]
+
+
+def _thresholds(thresholds: list) -> list[dict]:
+    """The thresholds as the timeline lists them."""
+    return [{"signal": t.signal, "text": threshold_text(t), "hard": not t.grace_period,
+             "grace_period": int(t.grace_period.total_seconds()),
+             "min_reclaim": None if t.min_reclaim is None else value_text(t.min_reclaim)} for t in thresholds]
 
 
 def _apply_event(event: Event, t: int, now: datetime, manager: mgr.Manager, running: list[RunningPod],
@@ -179,7 +188,7 @@ def _step(t: int, record: SyncRecord, summary: stats.Summary, evicted: list, not
         step.evictions.append(Eviction(
             time=t, pod=pod_label(one.pod), signal=signal,
             threshold=signal if local else threshold_text(record.threshold_to_reclaim),
-            hard=one.grace_period_override == 0 if local else not record.threshold_to_reclaim.grace_period,
+            hard=True if local else not record.threshold_to_reclaim.grace_period,  # local-storage evictions are immediate
             grace_period_override=one.grace_period_override, grace_period=one.effective_grace_period,
             stops_at=stops[one.pod.metadata.uid], message=one.message, annotations=dict(one.annotations),
             ranking=rows, decided_by="a local ephemeral-storage limit was exceeded" if local else decided_by(rows, index, signal)))

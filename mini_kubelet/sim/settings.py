@@ -1,7 +1,8 @@
 """A scenario's kubelet settings: the eviction thresholds and timings, and the size of the "pods" cgroup.
 
 Upstream: pkg/kubelet/eviction/helpers.go ParseThresholdConfig reads the same settings; the KubeletConfiguration
-defaults are v1.27's (evictionHard for Linux, evictionPressureTransitionPeriod 5m, enforceNodeAllocatable [pods]).
+defaults are the release's (evictionHard for Linux: imagefs.inodesFree<5% too from 1.30; evictionPressureTransitionPeriod
+5m, enforceNodeAllocatable [pods]), and from 1.33 mergeDefaultEvictionSettings: true keeps the defaults evictionHard leaves out.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from typing import Any
 from .. import api
 from ..cm.node_allocatable import get_node_allocatable_absolute
 from ..eviction import manager as mgr, thresholds as th
-from ..eviction.api import DEFAULT_EVICTION_HARD
+from .. import features
+from ..eviction.api import merge_default_eviction_hard
 from .reader import Reader
 from .series import format_duration
 
@@ -20,18 +22,25 @@ RESERVABLE = ("cpu", "memory", "ephemeral-storage", "pid")  # cmd/kubelet/app/se
 KUBELET_KEYS = ("evictionHard", "evictionSoft", "evictionSoftGracePeriod", "evictionMinimumReclaim",
                 "evictionPressureTransitionPeriod", "evictionMaxPodGracePeriod", "enforceNodeAllocatable",
                 "systemReserved", "kubeReserved")
+MERGE_KEY = "mergeDefaultEvictionSettings"  # KubeletConfiguration from 1.33 (#127577): default false
 
 
 # --8<-- [start:kubelet_settings]
 def kubelet_settings(r: Reader, raw: Any, capacity: dict[str, int]) -> tuple[mgr.Config, dict, int]:
     """The eviction manager's Config, the settings as written (defaults filled in) and the "pods" cgroup's memory limit.
 
-    Upstream: pkg/kubelet/eviction/helpers.go ParseThresholdConfig (the thresholds, with the v1.27 defaults
-    for what is omitted); the limit is pkg/kubelet/cm/node_container_manager_linux.go getNodeAllocatableAbsoluteImpl
+    Upstream: pkg/kubelet/eviction/helpers.go ParseThresholdConfig (the thresholds, with the release's defaults
+    for what is omitted: cmd/kubelet/app/server.go loadConfigFile); the limit is
+    pkg/kubelet/cm/node_container_manager_linux.go getNodeAllocatableAbsoluteImpl
     """
-    raw = r.mapping(raw if raw is not None else {}, "node.kubelet", KUBELET_KEYS)
+    merge_known = features.DEFAULT_FEATURE_GATE.changed("MergeDefaultEvictionSettings")  # a config field from 1.33
+    raw = r.mapping(raw if raw is not None else {}, "node.kubelet", KUBELET_KEYS + (MERGE_KEY,) * merge_known)
     p = "node.kubelet"
-    hard = r.flag_map(raw["evictionHard"], f"{p}.evictionHard", "<") if "evictionHard" in raw else dict(DEFAULT_EVICTION_HARD)
+    merge = raw.get(MERGE_KEY, False)
+    if not isinstance(merge, bool):
+        r.fail(f"{p}.{MERGE_KEY}", f"expected true or false, got {merge!r}")
+    hard = merge_default_eviction_hard(r.flag_map(raw["evictionHard"], f"{p}.evictionHard", "<")
+                                       if "evictionHard" in raw else None, merge)
     soft = r.flag_map(raw.get("evictionSoft"), f"{p}.evictionSoft", "<")
     grace = r.flag_map(raw.get("evictionSoftGracePeriod"), f"{p}.evictionSoftGracePeriod", "=")
     reclaim = r.flag_map(raw.get("evictionMinimumReclaim"), f"{p}.evictionMinimumReclaim", "=")
@@ -72,6 +81,6 @@ def kubelet_settings(r: Reader, raw: Any, capacity: dict[str, int]) -> tuple[mgr
     kubelet = {"evictionHard": hard, "evictionSoft": soft, "evictionSoftGracePeriod": grace,
                "evictionMinimumReclaim": reclaim, "evictionPressureTransitionPeriod": format_duration(transition),
                "evictionMaxPodGracePeriod": max_grace, "enforceNodeAllocatable": enforce, **reserved,
-               "defaulted": [key for key in KUBELET_KEYS if key not in raw]}
+               **({MERGE_KEY: merge} if MERGE_KEY in raw else {}), "defaulted": [key for key in KUBELET_KEYS if key not in raw]}
     return config, kubelet, limit
 # --8<-- [end:kubelet_settings]

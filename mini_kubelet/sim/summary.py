@@ -14,6 +14,7 @@ from kubernetes.client import V1Pod
 
 from .. import api, stats
 from ..eviction import images
+from ..eviction.api import containerfs_signals_known
 from .scenario import CONTAINER_KEYS, PodPlan, Scenario
 from .series import Series
 from .timeline import format_bytes
@@ -84,7 +85,8 @@ def build_summary(scenario: Scenario, pods: list[RunningPod], store: images.Imag
     """The Summary the stats provider would serve at t for this node and these running pods, and any notes.
 
     Upstream: pkg/kubelet/server/stats/summary.go summaryProviderImpl.Get (the shape); the numbers
-    are the scenario's.
+    are the scenario's. From 1.29 containerFs is reported too, as imagefs again: the stats providers
+    report one filesystem for both unless the runtime splits them (cri_stats_provider.go ImageFsStats).
     """
     cap, dedicated, notes = scenario.capacity, scenario.dedicated_image_fs, []
     pod_stats, totals = [], {"ws": 0, "rootfs": 0, "logs": 0, "volumes": 0, "inodes": 0}
@@ -153,7 +155,7 @@ def build_summary(scenario: Scenario, pods: list[RunningPod], store: images.Imag
         node_name=scenario.node_name, system_containers=[pods_container], start_time=scenario_time(now, -t),
         memory=stats.MemoryStats(time=now, available_bytes=max(cap["memory"] - node_ws, 0), usage_bytes=node_ws,
                                  working_set_bytes=node_ws),
-        fs=nodefs, runtime=stats.RuntimeStats(image_fs=image_fs),
+        fs=nodefs, runtime=stats.RuntimeStats(image_fs=image_fs, container_fs=image_fs if containerfs_signals_known() else None),
         rlimit=stats.RlimitStats(time=now, maxpid=cap["maxpid"], curproc=curproc))
     return stats.Summary(node=node, pods=pod_stats), notes
 # --8<-- [end:build_summary]

@@ -158,7 +158,8 @@ def format_signed_bytes(n: int) -> str:
 
 
 # --8<-- [start:rank_rows]
-def rank_rows(signal: str, ranked: list[V1Pod], stats_func, dedicated_image_fs: bool) -> list[RankedPod]:
+def rank_rows(signal: str, ranked: list[V1Pod], stats_func, dedicated_image_fs: bool,
+              split_container_fs: bool = False) -> list[RankedPod]:
     """The keys the signal's rank function compares, for each pod in ranked order.
 
     Upstream: pkg/kubelet/eviction/helpers.go rankMemoryPressure, rankPIDPressure, rankDiskPressureFunc
@@ -177,7 +178,7 @@ def rank_rows(signal: str, ranked: list[V1Pod], stats_func, dedicated_image_fs: 
                 request = subtract = api.value(ranking.get_resource_request_quantity(pod, "memory"))
             else:
                 resource_name = "inodes" if signal.endswith("inodesFree") else "ephemeral-storage"
-                measure = _disk_measure(signal, dedicated_image_fs)
+                measure = ranking.disk_stats_to_measure(signal, dedicated_image_fs, split_container_fs)
                 usage = ranking.pod_disk_usage(pod_stats, pod, measure)[resource_name] if pod_stats else 0
                 request = api.value(ranking.get_resource_request_quantity(pod, resource_name))
                 subtract = api.value(ranking.get_resource_request_quantity(pod, "ephemeral-storage"))
@@ -186,14 +187,6 @@ def rank_rows(signal: str, ranked: list[V1Pod], stats_func, dedicated_image_fs: 
         rows.append(RankedPod(pod_label(pod), keys, types.is_critical_pod(pod)))
     return rows
 # --8<-- [end:rank_rows]
-
-
-def _disk_measure(signal: str, dedicated_image_fs: bool) -> list[str]:
-    """Which stats a disk signal's ranking sums (buildSignalToRankFunc)."""
-    everything = [ranking.FS_STATS_ROOT, ranking.FS_STATS_LOGS, ranking.FS_STATS_LOCAL_VOLUME_SOURCE]
-    if not dedicated_image_fs:
-        return everything
-    return [ranking.FS_STATS_ROOT] if signal.startswith("imagefs") else everything[1:]
 
 
 # --8<-- [start:decided_by]

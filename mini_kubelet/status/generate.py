@@ -9,6 +9,9 @@ from typing import Optional
 
 from kubernetes.client import V1ContainerStatus, V1PodCondition, V1PodSpec
 
+from .. import features
+from ..container import is_restartable_init_container
+
 # --8<-- [start:constants]
 UNKNOWN_CONTAINER_STATUSES = "UnknownContainerStatuses"
 POD_COMPLETED = "PodCompleted"
@@ -73,16 +76,22 @@ def generate_pod_ready_condition(spec: V1PodSpec, conditions: list[V1PodConditio
 def generate_pod_initialized_condition(spec: V1PodSpec, statuses: Optional[list[V1ContainerStatus]], phase: str) -> V1PodCondition:
     """True when every init container is ready (exited 0); PodCompleted once the pod succeeded.
 
-    Upstream: pkg/kubelet/status/generate.go GeneratePodInitializedCondition
+    With the SidecarContainers gate on, statuses holds the regular containers' too (as the kubelet passes them
+    from 1.28): a sidecar counts once started, and a pod any of whose regular containers has started stays
+    initialized (its sidecars may be restarting).
+    Upstream: pkg/kubelet/status/generate.go GeneratePodInitializedCondition (v1.27; the gated parts as in v1.32)
     """
     inits = spec.init_containers or []
     if statuses is None and inits:
         return V1PodCondition(type="Initialized", status="False", reason=UNKNOWN_CONTAINER_STATUSES)
     statuses = statuses or []
     unknown = [c.name for c in inits if _status_of(statuses, c.name) is None]
-    unready = [c.name for c in inits if (s := _status_of(statuses, c.name)) is not None and not s.ready]
+    unready = [c.name for c in inits if (s := _status_of(statuses, c.name)) is not None
+               and not (s.started if is_restartable_init_container(c) else s.ready)]
     if phase == "Succeeded" and not unknown:
         return V1PodCondition(type="Initialized", status="True", reason=POD_COMPLETED)
+    if features.DEFAULT_FEATURE_GATE.enabled("SidecarContainers") and _any_regular_started(spec, statuses):
+        return V1PodCondition(type="Initialized", status="True")
     messages = []
     if unknown:
         messages.append(f"containers with unknown status: {_go_list(unknown)}")
@@ -91,3 +100,10 @@ def generate_pod_initialized_condition(spec: V1PodSpec, statuses: Optional[list[
     if messages:
         return V1PodCondition(type="Initialized", status="False", reason=CONTAINERS_NOT_INITIALIZED, message=", ".join(messages))
     return V1PodCondition(type="Initialized", status="True")
+
+
+def _any_regular_started(spec: V1PodSpec, statuses: list[V1ContainerStatus]) -> bool:
+    """Upstream: pkg/kubelet/container/helpers.go HasAnyRegularContainerStarted (running or terminated)"""
+    names = {c.name for c in spec.containers}
+    return any(s.name in names and s.state is not None and (s.state.running is not None or s.state.terminated is not None)
+               for s in statuses)

@@ -19,6 +19,7 @@ from .. import api, types
 from ..api import models_equal
 from ..features import DEFAULT_FEATURE_GATE
 from ..clock import Clock
+from ..container import container_should_restart, is_restartable_init_container
 from ..kubelet_pods import POD_CONDITIONS_BY_KUBELET
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
@@ -40,21 +41,35 @@ class VersionedPodStatus:
 
 # --8<-- [start:check_container_state_transition]
 def check_container_state_transition(old: Optional[list[V1ContainerStatus]], new: Optional[list[V1ContainerStatus]],
-                                     restart_policy: Optional[str]) -> Optional[str]:
+                                     restart_policy: Optional[str], containers: Optional[list] = None,
+                                     init: bool = False) -> Optional[str]:
     """An error if a terminated container that may not restart shows up as not terminated.
 
-    Upstream: pkg/kubelet/status/status_manager.go checkContainerStateTransition
+    containers (the spec's list the statuses are of) matter only behind gates: with SidecarContainers a
+    sidecar may always leave its terminated state (and init containers are named so in the error); with
+    ContainerRestartRules so may a regular container whose own policy or rules restart it on its exit code.
+    Upstream: pkg/kubelet/status/status_manager.go checkContainerStateTransition (v1.27; gated parts as in v1.32
+    and, for the rules, as a later release reads)
     """
     if restart_policy in (None, "Always"):
         return None
+    specs = {c.name: c for c in containers or []}
+    rules = not init and DEFAULT_FEATURE_GATE.enabled("ContainerRestartRules")
     for before in old or []:
+        spec = specs.get(before.name)
+        if init and spec is not None and is_restartable_init_container(spec):
+            continue
         if before.state is None or before.state.terminated is None:
             continue
-        if before.state.terminated.exit_code != 0 and restart_policy == "OnFailure":
+        code = before.state.terminated.exit_code
+        if code != 0 and restart_policy == "OnFailure":
+            continue
+        if rules and spec is not None and container_should_restart(spec, restart_policy, code):
             continue
         for after in new or []:
             if after.name == before.name and (after.state is None or after.state.terminated is None):
-                return f"terminated container {after.name} attempted illegal transition to non-terminated state"
+                kind = "init container" if init and DEFAULT_FEATURE_GATE.enabled("SidecarContainers") else "container"
+                return f"terminated {kind} {after.name} attempted illegal transition to non-terminated state"
     return None
 # --8<-- [end:check_container_state_transition]
 
@@ -160,9 +175,11 @@ class StatusManager:
         """
         cached = self.pod_statuses.get(pod.metadata.uid)
         if cached is not None and pod.metadata.deletion_timestamp is None and not any(
-                check_container_state_transition(before, after, pod.spec.restart_policy) for before, after in (
-                    (cached.status.container_statuses, status.container_statuses),
-                    (cached.status.init_container_statuses, status.init_container_statuses))) and _by_kubelet_equal(
+                check_container_state_transition(before, after, pod.spec.restart_policy, specs, init) for
+                before, after, specs, init in (
+                    (cached.status.container_statuses, status.container_statuses, pod.spec.containers, False),
+                    (cached.status.init_container_statuses, status.init_container_statuses, pod.spec.init_containers,
+                     True))) and _by_kubelet_equal(
                 cached.status, status, cached.status.start_time or status.start_time or self.clock.now()):
             return
         self.update_status_internal(pod, api.deep_copy(status), pod.metadata.deletion_timestamp is not None, False)
@@ -204,9 +221,10 @@ class StatusManager:
         else:
             mirror = self.get_mirror_pod(pod)
             old = (mirror.status if mirror is not None else pod.status) or V1PodStatus()
-        for before, after in ((old.container_statuses, status.container_statuses),
-                              (old.init_container_statuses, status.init_container_statuses)):
-            err = check_container_state_transition(before, after, pod.spec.restart_policy)
+        for before, after, specs, init in (
+                (old.container_statuses, status.container_statuses, pod.spec.containers, False),
+                (old.init_container_statuses, status.init_container_statuses, pod.spec.init_containers, True)):
+            err = check_container_state_transition(before, after, pod.spec.restart_policy, specs, init)
             if err:
                 self.log.append(f"Status update on pod {pod.metadata.namespace}/{pod.metadata.name} aborted: {err}")
                 return
