@@ -65,7 +65,7 @@ def pod_of(containers: list, init_containers: list = ()) -> dict:
 
 
 CPU_1 = {"requests": {"cpu": "1"}, "limits": {"cpu": "1"}}
-APP_AND_SIDECAR = pod_of([{"name": "a", "resources": CPU_1}],  # upstream: 2 cpus, mini_kubelet: 1
+APP_AND_SIDECAR = pod_of([{"name": "a", "resources": CPU_1}],  # 2 cpus (v1.27's max of inits gave 1)
                          [{"name": "s", "restartPolicy": "Always", "resources": CPU_1}])
 
 
@@ -78,11 +78,9 @@ def test_compute_pod_qos(v136, pod):
     assert qos.get_pod_qos(api.pod_from_manifest(pod)) == v136.call("ComputePodQOS", pod=pod)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="from 1.29 GetPodQOS returns status.qosClass when it is set "
-                   "(UNGATED_CHANGES QOSClassFromStatus); mini_kubelet's get_pod_qos always computes it")
-@known_difference
+@differential
 @given(pod=ps.pods(), status=st.sampled_from((qos.GUARANTEED, qos.BURSTABLE, qos.BEST_EFFORT)))
-@example(pod=pod_of([{"name": "a"}]), status=qos.GUARANTEED)
+@example(pod=pod_of([{"name": "a"}]), status=qos.GUARANTEED)  # the status wins over the spec's BestEffort
 def test_get_pod_qos_reads_the_status(v136, pod, status):
     pod["status"] = {"qosClass": status}
     assert qos.get_pod_qos(api.pod_from_manifest(pod)) == v136.call("GetPodQOS", pod=pod)
@@ -107,21 +105,18 @@ def test_pod_resources_without_sidecars(v136, pod, exclude_overhead, fn):
                exclude_overhead)
 
 
-SIDECAR_RESOURCES = ("component-helpers' PodRequests/PodLimits add a sidecar's amounts to every later init "
-                     "container's and to the app containers' sum; mini_kubelet's pod_requests/pod_limits take "
-                     "v1.27's max of init containers whatever their restartPolicy")
+# These four were strict xfails until main modelled them (sidecar resources, the sidecar OOM cap, GetPodQOS
+# reading the status, ZeroRequestFitSkip); each @example is the case that showed the difference.
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=SIDECAR_RESOURCES)
-@known_difference
+@differential
 @given(pod=sidecar_pods, exclude_overhead=st.booleans())
 @example(pod=APP_AND_SIDECAR, exclude_overhead=False)
 def test_pod_requests_with_sidecars(v136, pod, exclude_overhead):
     _resources(resource.pod_requests, "PodRequests", v136, pod, exclude_overhead)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=SIDECAR_RESOURCES)
-@known_difference
+@differential
 @given(pod=sidecar_pods, exclude_overhead=st.booleans())
 @example(pod=APP_AND_SIDECAR, exclude_overhead=False)
 def test_pod_limits_with_sidecars(v136, pod, exclude_overhead):
@@ -148,12 +143,10 @@ def test_oom_score_without_sidecars(v136, pod, index, capacity):
     _oom(v136, pod, index, capacity)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="from 1.32 a sidecar's oom_score_adj is capped at its Pod's regular "
-                   "containers' (UNGATED_CHANGES SidecarOOMScoreCap); mini_kubelet scores it as any container")
-@known_difference
+@differential
 @given(pod=sidecar_pods, capacity=capacities)
 @example(pod=pod_of([{"name": "a", "resources": {"requests": {"memory": "1Gi"}}}], [{"name": "s", "restartPolicy": "Always"}]),
-         capacity=4 * 2**30)  # upstream: 750, the app container's score; mini_kubelet: 999
+         capacity=4 * 2**30)  # 750, the app container's score (uncapped: 999)
 def test_oom_score_of_sidecars(v136, pod, capacity):
     first_sidecar = next(i for i, c in enumerate(ps.all_containers(pod)) if c.get("restartPolicy") == "Always")
     _oom(v136, pod, first_sidecar, capacity)
@@ -234,13 +227,10 @@ BUSY = pod_of([{"name": "a", "resources": {"requests": {"cpu": "2"}}}])  # more 
 BUSY["metadata"]["name"] = "busy"
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="from 1.28 the fit check skips a resource the Pod "
-                   "requests none of (UNGATED_CHANGES ZeroRequestFitSkip); mini_kubelet's fits_request checks "
-                   "cpu, memory and ephemeral-storage whatever the request")
-@known_difference
+@differential
 @given(pod=ps.placed_pods(), node=ps.nodes(), pods=others)
 @example(pod=pod_of([{"name": "a", "resources": {"requests": {"memory": "1Mi"}}}]), node=OVERCOMMITTED,
-         pods=(BUSY,))  # upstream: fits; mini_kubelet: Insufficient cpu
+         pods=(BUSY,))  # fits (without the skip: Insufficient cpu)
 def test_fits(v136, pod, node, pods):
     info = scheduler.new_node_info(api.node_from_manifest(node), [api.pod_from_manifest(p) for p in pods])
     mine = [(r.resource_name, r.reason, r.requested, r.used, r.capacity)
