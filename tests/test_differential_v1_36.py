@@ -236,3 +236,35 @@ def test_fits(v136, pod, node, pods):
     mine = [(r.resource_name, r.reason, r.requested, r.used, r.capacity)
             for r in scheduler.fits(api.pod_from_manifest(pod), info)]
     assert mine == _go_fits(v136.call("Fits", pod=pod, node=node, pods=list(pods)))
+
+
+# --- pod-level resources (PodLevelResources, beta and on from 1.34) -------------------------------------------
+
+
+def with_pod_resources(pod: dict, pod_resources: dict) -> dict:
+    if pod_resources:
+        pod["spec"]["resources"] = pod_resources
+    return pod
+
+
+pod_level = st.builds(with_pod_resources, ps.pods(), ps.resource_requirements(ps.small_quantities).map(
+    lambda r: {kind: {k: v for k, v in amounts_.items() if k in ("cpu", "memory")}
+               for kind, amounts_ in (r or {}).items()}))
+
+
+@differential
+@given(pod=pod_level)
+def test_qos_with_pod_level_resources(v136, pod):
+    assert qos.get_pod_qos(api.pod_from_manifest(pod)) == v136.call("ComputePodQOS", pod=pod)
+
+
+@differential
+@given(pod=pod_level, exclude_overhead=st.booleans())
+def test_pod_requests_with_pod_level_resources(v136, pod, exclude_overhead):
+    _resources(resource.pod_requests, "PodRequests", v136, pod, exclude_overhead)
+
+
+@differential
+@given(pod=pod_level, index=st.integers(0, 5), capacity=capacities)
+def test_oom_score_with_pod_level_resources(v136, pod, index, capacity):
+    _oom(v136, pod, index, capacity)
