@@ -8,7 +8,7 @@ WHEELS ?=
 PIP_FROM := $(if $(WHEELS),--no-index --find-links $(abspath $(WHEELS)))
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: help install serve build test test-fast lab labs bench offline check-upstream clean
+.PHONY: help install serve build test test-fast test-upstream lab labs bench offline check-upstream clean
 
 help:  ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -38,6 +38,9 @@ test: $(STAMP)  ## Every test: unit, labs, notebooks, strict site build, browser
 
 test-fast: $(STAMP)  ## The tests that need neither a site build nor a browser
 	$(BIN)/python -m pytest -m "not site"
+
+test-upstream: $(STAMP)  ## The differential tests against upstream's Go, 2000 random inputs a function (needs Go)
+	DIFFERENTIAL_EXAMPLES=$(or $(EXAMPLES),2000) $(BIN)/python -m pytest -m upstream -n 0
 
 lab: $(STAMP)  ## JupyterLab on the lab notebooks in labs/
 	$(BIN)/jupyter lab --notebook-dir=labs --KernelManager.transport_encryption=auto

@@ -11,7 +11,7 @@ import math
 import re
 import sys
 from datetime import datetime
-from decimal import Decimal
+from decimal import ROUND_UP, Decimal, localcontext
 from pathlib import Path
 from typing import Any, Union
 
@@ -70,6 +70,10 @@ def parse_quantity(text: Any, *, source: str = "<manifest>", path: str = "") -> 
     if exponent and int(exponent.group(1)) > 100:  # past int64 anyway; Python would build the whole number first
         raise ManifestError(source, path, f'quantity "{shown}" is out of range (the kubelet reads int64 amounts)')
     amount = _client_parse_quantity(string)
+    if amount.as_tuple().exponent < -9:  # ParseQuantity keeps nano precision, rounding away from zero: 0.1n is 1n
+        with localcontext() as context:
+            context.prec = len(amount.as_tuple().digits) + 12  # exact, whatever the size
+            amount = amount.quantize(_NANO, rounding=ROUND_UP)
     if abs(amount) > MAX_INT64:
         if string[-2:] in _BINARY_SUFFIXES:  # ParseQuantity caps a binary-suffixed amount at the int64 maximum
             return Decimal(MAX_INT64).copy_sign(amount)
@@ -81,8 +85,21 @@ def parse_quantity(text: Any, *, source: str = "<manifest>", path: str = "") -> 
 # --8<-- [end:parse_quantity]
 
 
+_NANO = Decimal("1e-9")
 _PARSED: dict[str, Decimal] = {}  # parse_quantity's answers by text (a Decimal is immutable); errors are not kept
 _PARSED_MAX = 4096
+
+
+def int64(number: int) -> int:
+    """The number as a Go int64 holds it: past 2**63 - 1 it wraps around to negative numbers."""
+    return (number + 2**63) % 2**64 - 2**63
+
+
+def int64_div(dividend: int, divisor: int) -> int:
+    """dividend / divisor as Go computes it on int64s: the dividend wraps (see int64), the quotient truncates to zero."""
+    dividend = int64(dividend)
+    quotient = abs(dividend) // abs(divisor)
+    return quotient if (dividend >= 0) == (divisor > 0) else -quotient
 
 
 # --8<-- [start:milli_value]

@@ -124,9 +124,8 @@ def get_container_oom_score_adjust(pod: V1Pod, container: V1Container, memory_ca
 
 
 def _go_div(numerator: int, denominator: int) -> int:
-    """Go's int64 division: it truncates toward zero (Python's // floors)."""
-    quotient = abs(numerator) // abs(denominator)
-    return quotient if (numerator >= 0) == (denominator > 0) else -quotient
+    """Go's int64 division: the numerator wraps past 2**63 (an 8Ei request), the quotient truncates toward zero."""
+    return api.int64_div(numerator, denominator)
 
 
 def _memory_request(container: V1Container) -> int:

@@ -58,6 +58,13 @@ def test_milli_value_and_value_round_up(text, millis, whole):
     assert api.value(text) == whole
 
 
+# Found by the differential tests: ParseQuantity keeps nano precision and rounds anything finer away from zero.
+@pytest.mark.parametrize("text, nanos", [("0.1n", 1), ("1.5n", 2), ("0.0000000015", 2), ("-0.1n", -1),
+                                         ("1.0000000001", 1_000_000_001), ("1n", 1)])
+def test_quantities_finer_than_a_nano_round_away_from_zero(text, nanos):
+    assert api.parse_quantity(text) == Decimal(nanos) / 10**9
+
+
 def test_yaml_numbers_are_read_as_written_not_as_binary_floats():
     # A YAML float 0.1 must be one tenth exactly: Decimal(0.1) would be 0.1000000000000000055...
     assert api.parse_quantity(0.1) == Decimal("0.1")

@@ -149,6 +149,13 @@ def test_milli_cpu_to_shares(milli, shares):
     assert cm.milli_cpu_to_shares(milli) == shares
 
 
+# Found by the differential tests: Go multiplies in int64, so past 2**63 / 1024 millicores the product wraps.
+@pytest.mark.parametrize("milli, shares, quota", [(2**53, 2, 1000), (2**53 - 1, 262144, 1000), (2**47, 262144, 1000),
+                                                  (92233720368547, 262144, 9223372036854700)])
+def test_cpu_values_wrap_as_go_int64(milli, shares, quota):
+    assert (cm.milli_cpu_to_shares(milli), cm.milli_cpu_to_quota(milli, 100000)) == (shares, quota)
+
+
 # pkg/kubelet/cm/helpers_linux_test.go TestHugePageLimits, which also checks that
 # ResourceConfigForPod(pod with these as requests, false, 0, false) reports the same map.
 @pytest.mark.parametrize("name, resource_list, expected", [

@@ -37,7 +37,7 @@ def milli_cpu_to_shares(milli_cpu: MilliCPU) -> int:
     """
     if milli_cpu == 0:
         return MIN_SHARES  # not the kernel's default of 1024 for "unset"
-    shares = milli_cpu * SHARES_PER_CPU // MILLI_CPU_TO_CPU
+    shares = api.int64_div(milli_cpu * SHARES_PER_CPU, MILLI_CPU_TO_CPU)  # int64: past 2**53 millicores it wraps
     return min(max(shares, MIN_SHARES), MAX_SHARES)
 # --8<-- [end:milli_cpu_to_shares]
 
@@ -52,7 +52,7 @@ def milli_cpu_to_quota(milli_cpu: MilliCPU, period: int, *, cpu_cfs_quota_period
         return 0
     if not cpu_cfs_quota_period_gate:
         period = QUOTA_PERIOD  # the argument is ignored while the gate is off
-    quota = milli_cpu * period // MILLI_CPU_TO_CPU
+    quota = api.int64_div(milli_cpu * period, MILLI_CPU_TO_CPU)  # int64, as in Go
     return max(quota, MIN_QUOTA_PERIOD)
 # --8<-- [end:milli_cpu_to_quota]
 
@@ -71,7 +71,7 @@ def huge_page_limits(resource_list: dict[str, Decimal | str]) -> dict[int, int]:
             page_size = api.value(api.parse_quantity(name[len(_HUGE_PAGES_PREFIX):]))
         except api.ManifestError:
             page_size = 0  # upstream ignores the parse error and uses a zero quantity
-        limits[page_size] = limits.get(page_size, 0) + api.value(amount)
+        limits[page_size] = api.int64(limits.get(page_size, 0) + api.value(amount))  # an int64 sum, as in Go
     return limits
 # --8<-- [end:huge_page_limits]
 
