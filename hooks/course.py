@@ -176,7 +176,7 @@ def release_command(command: str, release: str) -> str:
 
 def release_answer(result: dict) -> str:
     """What a command answered, less the line naming its release and the note on a Node's own release."""
-    text = re.sub(r"\AKubernetes 1\.\d+ \(--kubernetes-version\)\n", "", result["stdout"]) + result["stderr"]
+    text = re.sub(r"\AKubernetes 1\.\d+ \(.*\)\n", "", result["stdout"]) + result["stderr"]
     return re.sub(r"(?m)^ *note: node \S+ runs kubelet .*\n(?: {4}\S.*\n)*", "", text)
 
 
