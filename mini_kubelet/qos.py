@@ -110,11 +110,11 @@ def get_container_oom_score_adjust(pod: V1Pod, container: V1Container, memory_ca
     remaining = 0
     if gate.enabled("PodLevelResources") and resource.is_pod_level_requests_set(pod):
         remaining = remaining_pod_mem_req_per_container(pod)  # pod-level memory no container claims, shared out
-    oom_score_adjust = 1000 - _go_div(1000 * (memory_request + remaining), memory_capacity)
+    oom_score_adjust = api.int64(1000 - _go_div(1000 * api.int64(memory_request + remaining), memory_capacity))
     if gate.changed("SidecarOOMScoreCap") and gate.enabled("SidecarContainers") and _is_sidecar(pod, container):
         # A sidecar is never more killable than the regular container with the smallest request.
-        smallest = min_regular_container_memory(pod) + remaining
-        oom_score_adjust = min(oom_score_adjust, 1000 - _go_div(1000 * smallest, memory_capacity))
+        smallest = api.int64(min_regular_container_memory(pod) + remaining)
+        oom_score_adjust = min(oom_score_adjust, api.int64(1000 - _go_div(1000 * smallest, memory_capacity)))
     if oom_score_adjust < 1000 + GUARANTEED_OOM_SCORE_ADJ:
         return 1000 + GUARANTEED_OOM_SCORE_ADJ  # 3: stay above any Guaranteed container's score
     if oom_score_adjust == BESTEFFORT_OOM_SCORE_ADJ:

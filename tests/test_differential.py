@@ -69,6 +69,11 @@ def test_get_pod_qos(v127, pod):
 # (mini_kubelet gave 3). Now mini_kubelet computes it in int64 too.
 @example(pod={"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [
     {"name": "a", "resources": {"requests": {"memory": "8Ei"}, "limits": {"memory": "8Ei"}}}]}}, index=0, capacity=1)
+# Found with make test-upstream: 1000 - that quotient is int64 too, and wraps below 3 when the product wrapped
+# to a large negative number (mini_kubelet gave 9223372036854776616).
+@example(pod={"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [
+    {"name": "a", "resources": {"requests": {"memory": "9223372036854775807m"},
+                                "limits": {"memory": "9223372036854775807m"}}}]}}, index=0, capacity=1)
 def test_get_container_oom_score_adjust(v127, pod, index, capacity):
     index %= len(ps.all_containers(pod))
     model = api.pod_from_manifest(pod)

@@ -50,10 +50,11 @@ def cache_root() -> Path:
 
 
 def build_key(module: Path, go_version: str) -> str:
-    """A hash of the Go version, the module's go.mod and go.sum, and its Go sources."""
+    """A hash of the Go version, the module's go.mod and go.sum, and its Go sources and those of jsonserve."""
     digest = hashlib.sha256(go_version.encode())
-    for path in sorted([module / "go.mod", module / "go.sum", *module.glob("*.go")]):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    shared = module.parent / "jsonserve"
+    for path in sorted([module / "go.mod", module / "go.sum", *module.glob("*.go"), shared / "go.mod", *shared.glob("*.go")]):
+        digest.update(str(path.relative_to(module.parent)).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:20]
 
 

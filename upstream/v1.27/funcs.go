@@ -10,10 +10,12 @@ package main
 
 import (
 	"encoding/json"
+
 	"errors"
 	"runtime"
 	"strconv"
 	"time"
+	jsonserve "upstream-jsonserve"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -31,9 +33,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/noderesources"
 )
 
-type handler func(json.RawMessage) (any, error)
-
-var handlers = map[string]handler{
+var handlers = map[string]jsonserve.Handler{
 	"GetPodQOS":                  getPodQOS,
 	"GetContainerOOMScoreAdjust": getContainerOOMScoreAdjust,
 	"PodRequests":                podResources(resourcehelper.PodRequests),
@@ -58,7 +58,7 @@ func quantity(raw json.RawMessage) (any, error) {
 	var a struct {
 		Text string `json:"text"`
 	}
-	if err := decode(raw, &a); err != nil {
+	if err := jsonserve.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	q, err := resource.ParseQuantity(a.Text)
@@ -74,7 +74,7 @@ type podArgs struct {
 
 func getPodQOS(raw json.RawMessage) (any, error) {
 	var a podArgs
-	if err := decode(raw, &a); err != nil {
+	if err := jsonserve.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	return corev1qos.GetPodQOS(&a.Pod), nil
@@ -86,7 +86,7 @@ func getContainerOOMScoreAdjust(raw json.RawMessage) (any, error) {
 		Container      v1.Container `json:"container"`
 		MemoryCapacity int64        `json:"memoryCapacity"`
 	}
-	if err := decode(raw, &a); err != nil {
+	if err := jsonserve.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	return kubeletqos.GetContainerOOMScoreAdjust(&a.Pod, &a.Container, a.MemoryCapacity), nil
@@ -98,7 +98,7 @@ type containerCall struct {
 }
 
 // podResources answers with the total and every ContainerFn call, in order.
-func podResources(fn func(*v1.Pod, resourcehelper.PodResourcesOptions) v1.ResourceList) handler {
+func podResources(fn func(*v1.Pod, resourcehelper.PodResourcesOptions) v1.ResourceList) jsonserve.Handler {
 	return func(raw json.RawMessage) (any, error) {
 		var a struct {
 			Pod                              v1.Pod          `json:"pod"`
@@ -106,7 +106,7 @@ func podResources(fn func(*v1.Pod, resourcehelper.PodResourcesOptions) v1.Resour
 			InPlacePodVerticalScalingEnabled bool            `json:"inPlacePodVerticalScalingEnabled"`
 			NonMissingContainerRequests      v1.ResourceList `json:"nonMissingContainerRequests"`
 		}
-		if err := decode(raw, &a); err != nil {
+		if err := jsonserve.Decode(raw, &a); err != nil {
 			return nil, err
 		}
 		calls := []containerCall{}
@@ -130,7 +130,7 @@ type requestArgs struct {
 
 func getResourceRequestQuantity(raw json.RawMessage) (any, error) {
 	var a requestArgs
-	if err := decode(raw, &a); err != nil {
+	if err := jsonserve.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	q := resourcehelper.GetResourceRequestQuantity(&a.Pod, a.Resource)
@@ -139,7 +139,7 @@ func getResourceRequestQuantity(raw json.RawMessage) (any, error) {
 
 func getResourceRequest(raw json.RawMessage) (any, error) {
 	var a requestArgs
-	if err := decode(raw, &a); err != nil {
+	if err := jsonserve.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	return resourcehelper.GetResourceRequest(&a.Pod, a.Resource), nil
@@ -149,7 +149,7 @@ func milliCPUToShares(raw json.RawMessage) (any, error) {
 	var a struct {
 		MilliCPU int64 `json:"milliCPU"`
 	}
-	if err := decode(raw, &a); err != nil {
+	if err := jsonserve.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	return cm.MilliCPUToShares(a.MilliCPU), nil
@@ -160,7 +160,7 @@ func milliCPUToQuota(raw json.RawMessage) (any, error) {
 		MilliCPU int64 `json:"milliCPU"`
 		Period   int64 `json:"period"`
 	}
-	if err := decode(raw, &a); err != nil {
+	if err := jsonserve.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	return cm.MilliCPUToQuota(a.MilliCPU, a.Period), nil
@@ -170,7 +170,7 @@ func cpuSharesToCpuWeight(raw json.RawMessage) (any, error) {
 	var a struct {
 		CPUShares uint64 `json:"cpuShares"`
 	}
-	if err := decode(raw, &a); err != nil {
+	if err := jsonserve.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	return cm.CpuSharesToCpuWeight(a.CPUShares), nil
@@ -180,7 +180,7 @@ func cpuWeightToCpuShares(raw json.RawMessage) (any, error) {
 	var a struct {
 		CPUWeight uint64 `json:"cpuWeight"`
 	}
-	if err := decode(raw, &a); err != nil {
+	if err := jsonserve.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	return cm.CpuWeightToCpuShares(a.CPUWeight), nil
@@ -190,7 +190,7 @@ func hugePageLimits(raw json.RawMessage) (any, error) {
 	var a struct {
 		Resources v1.ResourceList `json:"resources"`
 	}
-	if err := decode(raw, &a); err != nil {
+	if err := jsonserve.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	return cm.HugePageLimits(a.Resources), nil
@@ -203,7 +203,7 @@ func resourceConfigForPod(raw json.RawMessage) (any, error) {
 		CPUPeriod        uint64 `json:"cpuPeriod"`
 		EnforceMemoryQoS bool   `json:"enforceMemoryQoS"`
 	}
-	if err := decode(raw, &a); err != nil {
+	if err := jsonserve.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	return cm.ResourceConfigForPod(&a.Pod, a.EnforceCPULimits, a.CPUPeriod, a.EnforceMemoryQoS), nil
@@ -232,7 +232,7 @@ func parseThresholdConfig(raw json.RawMessage) (any, error) {
 		EvictionSoftGracePeriod map[string]string `json:"evictionSoftGracePeriod"`
 		EvictionMinimumReclaim  map[string]string `json:"evictionMinimumReclaim"`
 	}
-	if err := decode(raw, &a); err != nil {
+	if err := jsonserve.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	thresholds, err := eviction.ParseThresholdConfig(a.AllocatableConfig, a.EvictionHard, a.EvictionSoft,
@@ -260,7 +260,7 @@ type nodeArgs struct {
 
 func fits(raw json.RawMessage) (any, error) {
 	var a nodeArgs
-	if err := decode(raw, &a); err != nil {
+	if err := jsonserve.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	info := framework.NewNodeInfo(a.Pods...)
@@ -277,7 +277,7 @@ func fits(raw json.RawMessage) (any, error) {
 // admit runs the kubelet's predicate admit handler; pods it preempts for a critical pod are named in "preempted".
 func admit(raw json.RawMessage) (any, error) {
 	var a nodeArgs
-	if err := decode(raw, &a); err != nil {
+	if err := jsonserve.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	getNode := func() (*v1.Node, error) {

@@ -4,6 +4,7 @@ module upstream-harness
 go 1.22
 
 require (
+	upstream-jsonserve v0.0.0
 	k8s.io/api v0.27.7
 	k8s.io/apiserver v0.27.7
 	k8s.io/client-go v0.27.7
@@ -171,3 +172,5 @@ replace (
 	k8s.io/sample-cli-plugin => k8s.io/sample-cli-plugin v0.27.7
 	k8s.io/sample-controller => k8s.io/sample-controller v0.27.7
 )
+
+replace upstream-jsonserve => ../jsonserve

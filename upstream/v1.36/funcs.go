@@ -13,10 +13,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+
 	"errors"
 	"runtime"
 	"strconv"
 	"time"
+	jsonserve "upstream-jsonserve"
 
 	"github.com/opencontainers/cgroups"
 	v1 "k8s.io/api/core/v1"
@@ -37,9 +39,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/noderesources"
 )
 
-type handler func(json.RawMessage) (any, error)
-
-var handlers = map[string]handler{
+var handlers = map[string]jsonserve.Handler{
 	"GetPodQOS":                  getPodQOS,
 	"ComputePodQOS":              computePodQOS,
 	"GetContainerOOMScoreAdjust": getContainerOOMScoreAdjust,
@@ -62,7 +62,7 @@ func quantity(raw json.RawMessage) (any, error) {
 	var a struct {
 		Text string `json:"text"`
 	}
-	if err := decode(raw, &a); err != nil {
+	if err := jsonserve.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	q, err := resource.ParseQuantity(a.Text)
@@ -78,7 +78,7 @@ type podArgs struct {
 
 func getPodQOS(raw json.RawMessage) (any, error) {
 	var a podArgs
-	if err := decode(raw, &a); err != nil {
+	if err := jsonserve.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	return corev1qos.GetPodQOS(&a.Pod), nil
@@ -86,7 +86,7 @@ func getPodQOS(raw json.RawMessage) (any, error) {
 
 func computePodQOS(raw json.RawMessage) (any, error) {
 	var a podArgs
-	if err := decode(raw, &a); err != nil {
+	if err := jsonserve.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	return corev1qos.ComputePodQOS(&a.Pod), nil
@@ -98,7 +98,7 @@ func getContainerOOMScoreAdjust(raw json.RawMessage) (any, error) {
 		Container      v1.Container `json:"container"`
 		MemoryCapacity int64        `json:"memoryCapacity"`
 	}
-	if err := decode(raw, &a); err != nil {
+	if err := jsonserve.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	return kubeletqos.GetContainerOOMScoreAdjust(&a.Pod, &a.Container, a.MemoryCapacity), nil
@@ -110,7 +110,7 @@ type containerCall struct {
 }
 
 // podResources answers with the total and every ContainerFn call, in order.
-func podResources(fn func(*v1.Pod, resourcehelper.PodResourcesOptions) v1.ResourceList) handler {
+func podResources(fn func(*v1.Pod, resourcehelper.PodResourcesOptions) v1.ResourceList) jsonserve.Handler {
 	return func(raw json.RawMessage) (any, error) {
 		var a struct {
 			Pod                         v1.Pod          `json:"pod"`
@@ -119,7 +119,7 @@ func podResources(fn func(*v1.Pod, resourcehelper.PodResourcesOptions) v1.Resour
 			SkipPodLevelResources       bool            `json:"skipPodLevelResources"`
 			NonMissingContainerRequests v1.ResourceList `json:"nonMissingContainerRequests"`
 		}
-		if err := decode(raw, &a); err != nil {
+		if err := jsonserve.Decode(raw, &a); err != nil {
 			return nil, err
 		}
 		calls := []containerCall{}
@@ -141,7 +141,7 @@ func milliCPUToShares(raw json.RawMessage) (any, error) {
 	var a struct {
 		MilliCPU int64 `json:"milliCPU"`
 	}
-	if err := decode(raw, &a); err != nil {
+	if err := jsonserve.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	return cm.MilliCPUToShares(a.MilliCPU), nil
@@ -152,7 +152,7 @@ func milliCPUToQuota(raw json.RawMessage) (any, error) {
 		MilliCPU int64 `json:"milliCPU"`
 		Period   int64 `json:"period"`
 	}
-	if err := decode(raw, &a); err != nil {
+	if err := jsonserve.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	return cm.MilliCPUToQuota(a.MilliCPU, a.Period), nil
@@ -162,7 +162,7 @@ func cgroupV2Weight(raw json.RawMessage) (any, error) {
 	var a struct {
 		CPUShares uint64 `json:"cpuShares"`
 	}
-	if err := decode(raw, &a); err != nil {
+	if err := jsonserve.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	return cgroups.ConvertCPUSharesToCgroupV2Value(a.CPUShares), nil
@@ -172,7 +172,7 @@ func hugePageLimits(raw json.RawMessage) (any, error) {
 	var a struct {
 		Resources v1.ResourceList `json:"resources"`
 	}
-	if err := decode(raw, &a); err != nil {
+	if err := jsonserve.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	return cm.HugePageLimits(a.Resources), nil
@@ -187,7 +187,7 @@ func resourceConfigForPod(raw json.RawMessage) (any, error) {
 		// MemoryReservationPolicy is new in v1.36: "" reads as None.
 		MemoryReservationPolicy kubeletconfig.MemoryReservationPolicy `json:"memoryReservationPolicy"`
 	}
-	if err := decode(raw, &a); err != nil {
+	if err := jsonserve.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	if a.MemoryReservationPolicy == "" {
@@ -220,7 +220,7 @@ func parseThresholdConfig(raw json.RawMessage) (any, error) {
 		EvictionSoftGracePeriod map[string]string `json:"evictionSoftGracePeriod"`
 		EvictionMinimumReclaim  map[string]string `json:"evictionMinimumReclaim"`
 	}
-	if err := decode(raw, &a); err != nil {
+	if err := jsonserve.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	thresholds, err := eviction.ParseThresholdConfig(a.AllocatableConfig, a.EvictionHard, a.EvictionSoft,
@@ -248,7 +248,7 @@ type nodeArgs struct {
 
 func fits(raw json.RawMessage) (any, error) {
 	var a nodeArgs
-	if err := decode(raw, &a); err != nil {
+	if err := jsonserve.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	info := framework.NewNodeInfo(a.Pods...)
@@ -268,7 +268,7 @@ func fits(raw json.RawMessage) (any, error) {
 // admit runs the kubelet's predicate admit handler; pods it preempts for a critical pod are named in "preempted".
 func admit(raw json.RawMessage) (any, error) {
 	var a nodeArgs
-	if err := decode(raw, &a); err != nil {
+	if err := jsonserve.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	getNode := func(context.Context, bool) (*v1.Node, error) {

@@ -4,6 +4,7 @@ module upstream-harness
 go 1.26.0
 
 require (
+	upstream-jsonserve v0.0.0
 	github.com/opencontainers/cgroups v0.0.6
 	k8s.io/api v0.36.5
 	k8s.io/apimachinery v0.36.5
@@ -155,3 +156,5 @@ replace (
 	k8s.io/sample-controller => k8s.io/sample-controller v0.36.5
 	k8s.io/streaming => k8s.io/streaming v0.36.5
 )
+
+replace upstream-jsonserve => ../jsonserve
