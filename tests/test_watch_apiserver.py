@@ -119,7 +119,7 @@ def test_once_lists_the_node_pods_and_says_what_the_kubelet_would_do(cluster, po
     assert added == [f"ADDED {NAMESPACE}/big", f"ADDED {NAMESPACE}/exact", f"ADDED {NAMESPACE}/web"]  # not node-2's
     web = section(out, f"ADDED {NAMESPACE}/web")
     assert "phase Pending, QoS class BestEffort" in web
-    assert "admitted" in web
+    assert "admission (as a new pod, against the 2 other active pods): admitted" in web  # a zero request always fits
     assert ("first sync (nothing in the runtime yet): create the pod sandbox (attempt 0); start init container "
             "migrate (the others wait for it)") in web
     big = section(out, f"ADDED {NAMESPACE}/big")
