@@ -44,9 +44,10 @@ def pytest_runtest_makereport(item, call):
 # `--no-loadscope-reorder`, where pytest-xdist would otherwise put the files with the most tests first)
 # they run on both workers while the short files fill in around them, instead of starting last and
 # running on alone at the end. test_site and test_site_pages share one site build, test_offline and
-# test_offline_install one offline folder. The differential tests build upstream's Go the first time (minutes).
+# test_offline_install one offline folder. The differential and real-API-server tests build upstream's Go the first
+# time (minutes).
 LONGEST_FIRST = ("test_offline", "test_site", "test_site_pages", "test_labs", "test_offline_install",
-                 "test_differential", "test_differential_v1_36")
+                 "test_differential", "test_differential_v1_36", "test_watch_apiserver")
 
 
 def pytest_collection_modifyitems(config, items):
