@@ -33,13 +33,13 @@ serve: $(STAMP)  ## Serve the course at http://127.0.0.1:8000 (rebuilds what cha
 build: $(STAMP)  ## Build the static site into site/
 	$(BIN)/mkdocs build --strict
 
-test: $(STAMP)  ## Every test: unit, labs, notebooks, strict site build, browser
-	$(BIN)/python -m pytest
+test: $(STAMP)  ## Every test: unit, labs, notebooks, strict site build, browser (the real API server's: test-upstream)
+	$(BIN)/python -m pytest -m "not apiserver"
 
 test-fast: $(STAMP)  ## The tests that need neither a site build nor a browser
-	$(BIN)/python -m pytest -m "not site"
+	$(BIN)/python -m pytest -m "not site and not apiserver"
 
-test-upstream: $(STAMP)  ## The differential tests against upstream's Go, 2000 random inputs a function (needs Go)
+test-upstream: $(STAMP)  ## Against upstream's Go: the differential tests (2000 inputs a function), watch on a real API server
 	DIFFERENTIAL_EXAMPLES=$(or $(EXAMPLES),2000) $(BIN)/python -m pytest -m upstream -n 0
 
 lab: $(STAMP)  ## JupyterLab on the lab notebooks in labs/

@@ -24,7 +24,7 @@ from . import upstream_harness
 pytestmark = [pytest.mark.upstream, pytest.mark.ch3]
 upstream_harness.go()  # no Go: the whole file is skipped, with one message
 
-EXAMPLES = int(os.environ.get("DIFFERENTIAL_EXAMPLES", "60"))  # `make test-upstream` sets it high
+EXAMPLES = int(os.environ.get("DIFFERENTIAL_EXAMPLES", "30"))  # `make test-upstream` sets it high
 differential = settings(max_examples=EXAMPLES, derandomize=True, database=None, deadline=None,
                         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 

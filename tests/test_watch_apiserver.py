@@ -19,11 +19,11 @@ from mini_kubelet.config import apiserver
 
 from . import upstream_harness, upstream_servers
 
-pytestmark = [pytest.mark.upstream, pytest.mark.ch1]
+pytestmark = [pytest.mark.upstream, pytest.mark.apiserver, pytest.mark.ch1]
 upstream_harness.go()  # no Go: the whole file is skipped, with one message (a failure in CI)
 
 NODE, NAMESPACE = "node-1", "watch-test"
-WATCH_SECONDS = 5  # each watch connection's timeoutSeconds here, so that --connections 1 ends by itself
+WATCH_SECONDS = 3  # each watch connection's timeoutSeconds here, so that --connections 1 ends by itself
 WATCH_RULES = [{"apiGroups": [""], "resources": ["pods"], "verbs": ["list", "watch"]},
                {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get"]}]  # what watch.py says it needs
 ROLES = {"watcher": WATCH_RULES,
