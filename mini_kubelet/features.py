@@ -218,8 +218,8 @@ DEFAULT_FEATURE_GATE = FeatureGate()  # utilfeature.DefaultFeatureGate: what the
 def release_profile(release: str = REFERENCE_RELEASE, gates: Optional[dict[str, bool]] = None) -> Iterator[FeatureGate]:
     """Run a with-block under a release's defaults (and gates set on top), then put back the profile before it."""
     before = DEFAULT_FEATURE_GATE.release, dict(DEFAULT_FEATURE_GATE.enabled_gates)
-    DEFAULT_FEATURE_GATE.use(parse_release(release), gates)
     try:
+        DEFAULT_FEATURE_GATE.use(parse_release(release), gates)  # a refused gate leaves the profile as it was
         yield DEFAULT_FEATURE_GATE
     finally:
         DEFAULT_FEATURE_GATE.release, DEFAULT_FEATURE_GATE.enabled_gates = before

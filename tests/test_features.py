@@ -97,6 +97,10 @@ def test_release_profile_is_put_back():
         assert gate.changed("HardEvictionOneSecondGrace") and gate.differences()["SidecarContainers"] is True
     assert DEFAULT_FEATURE_GATE.release == "1.27" and not DEFAULT_FEATURE_GATE.enabled_gates
     assert not DEFAULT_FEATURE_GATE.changed("HardEvictionOneSecondGrace")
+    with pytest.raises(ValueError, match="locked"):
+        with release_profile("1.36", {"SidecarContainers": False}):
+            pass
+    assert DEFAULT_FEATURE_GATE.release == "1.27" and not DEFAULT_FEATURE_GATE.enabled_gates, "a refused gate changes nothing"
 
 
 @pytest.mark.parametrize("name", sorted(UNGATED_CHANGES))
