@@ -157,3 +157,14 @@ def test_a_kubelet_on_cgroup_v1_refuses_to_start_from_1_35(tmp_path, capsys):
     scenario.write_text(text + "node: {cgroupVersion: 3}\n")
     assert main(["run", str(scenario)]) == 2
     assert capsys.readouterr().err == f"mini-kubelet: {scenario}: node.cgroupVersion: expected 1 or 2, got 3\n"
+
+
+def test_a_gate_waits_for_the_release_the_node_names(capsys):
+    """--feature-gates PodLevelResources=false (not in v1.27) is fine on a Node that runs v1.36.3, refused otherwise."""
+    assert main(["admit", FITS, "--node", NODE_136, "--output", "json", "--feature-gates", "PodLevelResources=false"]) == 0
+    profile = json.loads(capsys.readouterr().out)["profile"]
+    assert profile["kubernetesVersion"] == "1.36" and "PodLevelResources" not in profile["featureGates"]
+    for command in (["admit", FITS, "--node", NODE], ["explain", POD]):
+        assert main(command + ["--feature-gates", "PodLevelResources=false"]) == 2
+        assert capsys.readouterr() == ("", "mini-kubelet: --feature-gates: unrecognized feature gate: PodLevelResources "
+                                           "(not in Kubernetes 1.27)\n")

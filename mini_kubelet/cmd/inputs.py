@@ -116,12 +116,12 @@ def use_node_release(args, node: Optional[V1Node]) -> None:
     Prints a one-line note on stderr saying which release is used and why. A version the course does not
     model is answered by the nearest release it does.
     """
-    from mini_kubelet.cmd.main import use_profile  # the same check and error as the flags'
+    from mini_kubelet.cmd.main import release_from_input_missing, use_profile  # the flags' checks and errors
 
     info = node.status.node_info if node is not None and node.status else None
     version = (info.kubelet_version if info else None) or ""
     if not version or not hasattr(args, "kubernetes_version"):
-        return
+        return release_from_input_missing(args)
     name = node.metadata.name
     nearest = ""
     try:
@@ -129,8 +129,9 @@ def use_node_release(args, node: Optional[V1Node]) -> None:
     except ValueError:
         match = re.match(r"v?1\.(\d+)", version)
         if not match:
-            return print(f"note: node {name}: kubeletVersion {version!r} is not a version; answering for "
-                         f"{features.DEFAULT_FEATURE_GATE.release}", file=sys.stderr)
+            print(f"note: node {name}: kubeletVersion {version!r} is not a version; answering for "
+                  f"{features.DEFAULT_FEATURE_GATE.release}", file=sys.stderr)
+            return release_from_input_missing(args)
         release = features.RELEASES[0] if int(match[1]) < int(features.RELEASES[0].split(".")[1]) else features.RELEASES[-1]
         nearest = ", the nearest release the course models"
     if args.kubernetes_version:

@@ -49,17 +49,23 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with features.release_profile(features.REFERENCE_RELEASE):  # put back afterwards, for callers in-process
             if hasattr(args, "kubernetes_version"):
-                use_profile(args)
+                use_profile(args, deferrable=args.command in RELEASE_FROM_INPUT)
             return importlib.import_module(f"mini_kubelet.cmd.{args.command}").run(args)
     except (ManifestError, UsageError) as err:
         print(f"{PROG}: {err}", file=sys.stderr)
         return USAGE_ERROR
 
 
-def use_profile(args: argparse.Namespace, release: str | None = None, source: str | None = None) -> None:
+RELEASE_FROM_INPUT = ("admit", "explain", "watch", "run")  # their Node or scenario may name the release
+
+
+def use_profile(args: argparse.Namespace, release: str | None = None, source: str | None = None,
+                deferrable: bool = False) -> None:
     """Run under the release the flags (or an input, given as release and source) ask for, gates set on top.
 
-    The flag wins over an input's release; args.profile_source says where the release came from.
+    The flag wins over an input's release; args.profile_source says where the release came from. With
+    deferrable, a gate that v1.27 lacks waits for the release the input names (args.deferred_error says why
+    it would fail without one: see release_from_input_missing).
     """
     try:
         if args.kubernetes_version:
@@ -68,9 +74,19 @@ def use_profile(args: argparse.Namespace, release: str | None = None, source: st
         raise UsageError(f"--kubernetes-version: {err}") from None
     try:
         features.DEFAULT_FEATURE_GATE.use(release or features.REFERENCE_RELEASE, features.parse_gates(args.feature_gates))
+        args.deferred_error = ""
     except ValueError as err:
-        raise UsageError(f"--feature-gates: {err}") from None
+        if not (deferrable and release is None and not args.kubernetes_version and "unrecognized" in str(err)):
+            raise UsageError(f"--feature-gates: {err}") from None
+        features.DEFAULT_FEATURE_GATE.use(features.REFERENCE_RELEASE)
+        args.deferred_error = f"--feature-gates: {err}"
     args.profile_source = source or ("--kubernetes-version" if args.kubernetes_version else "default")
+
+
+def release_from_input_missing(args: argparse.Namespace) -> None:
+    """The input named no release: a gate that waited for one is refused now, as the flag would have been."""
+    if getattr(args, "deferred_error", ""):
+        raise UsageError(args.deferred_error)
 
 
 def parser() -> argparse.ArgumentParser:

@@ -127,11 +127,13 @@ def use_scenario_release(args: argparse.Namespace, doc, where: str) -> None:
     is still checked, but a difference is news about that release, not a failure (args.expect_release).
     """
     from mini_kubelet import features
-    from mini_kubelet.cmd.main import use_profile
+    from mini_kubelet.cmd.main import release_from_input_missing, use_profile
     from mini_kubelet.sim.reader import scenario_profile
 
     named = scenario_profile(doc, where)
     own = named[0] if named else features.REFERENCE_RELEASE
+    if not named:
+        release_from_input_missing(args)
     if named and not args.kubernetes_version:
         gates = ",".join(f"{k}={str(v).lower()}" for k, v in named[1].items())
         args.feature_gates = ",".join(filter(None, [gates, args.feature_gates]))
