@@ -25,7 +25,7 @@ from .conftest import ROOT
 pytestmark = pytest.mark.teaching
 
 WORKFLOW = ROOT / ".github" / "workflows" / "course.yml"
-OFFICIAL = {"actions/checkout", "actions/setup-python", "actions/upload-pages-artifact", "actions/deploy-pages"}
+OFFICIAL = {"actions/checkout", "actions/setup-python", "actions/setup-go", "actions/upload-pages-artifact", "actions/deploy-pages"}
 
 
 def readme_commands() -> set[str]:
