@@ -75,22 +75,28 @@ def test_get_pod_qos(v127, pod):
     {"name": "a", "resources": {"requests": {"memory": "9223372036854775807m"},
                                 "limits": {"memory": "9223372036854775807m"}}}]}}, index=0, capacity=1)
 def test_get_container_oom_score_adjust(v127, pod, index, capacity):
+    _oom(v127, pod, index, capacity)
+
+
+def _oom(harness, pod, index, capacity):
+    """One container's OOM score (picked by index, init containers after the others) by mini_kubelet and upstream."""
     index %= len(ps.all_containers(pod))
     model = api.pod_from_manifest(pod)
     container = ((model.spec.containers or []) + (model.spec.init_containers or []))[index]
-    expected = v127.call("GetContainerOOMScoreAdjust", pod=pod, container=ps.all_containers(pod)[index],
-                         memoryCapacity=capacity)
+    expected = harness.call("GetContainerOOMScoreAdjust", pod=pod, container=ps.all_containers(pod)[index],
+                            memoryCapacity=capacity)
     assert qos.get_container_oom_score_adjust(model, container, capacity) == expected
 
 
 # --- effective requests and limits --------------------------------------------------------------------
 
 
-def _resources(fn, go_name, v127, pod, exclude_overhead):
+def _resources(fn, go_name, harness, pod, exclude_overhead):
+    """PodRequests or PodLimits, and what each container passes to container_fn, by mini_kubelet and upstream."""
     calls = []
     mine = fn(api.pod_from_manifest(pod), exclude_overhead=exclude_overhead,
               container_fn=lambda res, kind: calls.append((kind, dict(res))))
-    theirs = v127.call(go_name, pod=pod, excludeOverhead=exclude_overhead)
+    theirs = harness.call(go_name, pod=pod, excludeOverhead=exclude_overhead)
     assert mine == amounts(theirs["resources"])
     assert calls == [(c["type"], amounts(c["resources"] or {})) for c in theirs["containerFn"]]
 

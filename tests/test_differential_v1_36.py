@@ -16,8 +16,8 @@ from mini_kubelet.cm import cgroups, helpers
 from . import pod_strategies as ps
 from . import upstream_harness
 from .test_differential import (GRACE_PERIODS, MIN_RECLAIMS, THRESHOLD_VALUES, _go_fits, _go_thresholds,
-                                _mine_thresholds, _signal_map, agree, amounts, differential, in_int64, others,
-                                outcome)
+                                _mine_thresholds, _oom, _resources, _signal_map, agree, amounts, differential,
+                                in_int64, others, outcome)
 
 pytestmark = [pytest.mark.upstream, pytest.mark.ch3]
 upstream_harness.go()  # no Go: the whole file is skipped, with one message
@@ -89,15 +89,6 @@ def test_get_pod_qos_reads_the_status(v136, pod, status):
 # --- effective requests and limits --------------------------------------------------------------------
 
 
-def _resources(fn, go_name, v136, pod, exclude_overhead):
-    calls = []
-    mine = fn(api.pod_from_manifest(pod), exclude_overhead=exclude_overhead,
-              container_fn=lambda res, kind: calls.append((kind, dict(res))))
-    theirs = v136.call(go_name, pod=pod, excludeOverhead=exclude_overhead)
-    assert mine == amounts(theirs["resources"])
-    assert calls == [(c["type"], amounts(c["resources"] or {})) for c in theirs["containerFn"]]
-
-
 @differential
 @given(pod=plain_pods, exclude_overhead=st.booleans(), fn=st.sampled_from(("PodRequests", "PodLimits")))
 def test_pod_resources_without_sidecars(v136, pod, exclude_overhead, fn):
@@ -126,15 +117,6 @@ def test_pod_limits_with_sidecars(v136, pod, exclude_overhead):
 # --- OOM score ------------------------------------------------------------------------------------------
 
 capacities = st.one_of(st.integers(1, 2**40), st.sampled_from((1, 1000, 2**30, 2**63 - 1)))
-
-
-def _oom(v136, pod, index, capacity):
-    index %= len(ps.all_containers(pod))
-    model = api.pod_from_manifest(pod)
-    container = ((model.spec.containers or []) + (model.spec.init_containers or []))[index]
-    expected = v136.call("GetContainerOOMScoreAdjust", pod=pod, container=ps.all_containers(pod)[index],
-                         memoryCapacity=capacity)
-    assert qos.get_container_oom_score_adjust(model, container, capacity) == expected
 
 
 @differential
