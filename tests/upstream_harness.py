@@ -50,12 +50,48 @@ def cache_root() -> Path:
 
 
 def build_key(module: Path, go_version: str) -> str:
-    """A hash of the Go version, the module's go.mod and go.sum, and its Go sources and those of jsonserve."""
+    """A hash of the Go version, the module's go.mod and go.sum, its Go sources and shims, and jsonserve's sources."""
     digest = hashlib.sha256(go_version.encode())
     shared = module.parent / "jsonserve"
-    for path in sorted([module / "go.mod", module / "go.sum", *module.glob("*.go"), shared / "go.mod", *shared.glob("*.go")]):
+    for path in sorted([module / "go.mod", module / "go.sum", *module.glob("*.go"), *shims(module), shared / "go.mod",
+                        *shared.glob("*.go")]):
         digest.update(str(path.relative_to(module.parent)).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:20]
+
+
+def shims(module: Path) -> list[Path]:
+    """The files the module adds to upstream's own packages (`_shims/<package path>/`), which go's patterns skip."""
+    return sorted((module / "_shims").rglob("*.go"))
+
+
+def modfile_with_shims(command: str, module: Path, scratch: Path) -> list[str]:
+    """`-modfile` flags that build against a copy of k8s.io/kubernetes with the shims added; none without shims.
+
+    Go refuses to add files to a package in its module cache, even through -overlay, so the shims go into a
+    copy of the module (kept in the cache, once per release and shims) that a generated go.mod points at.
+    """
+    files = shims(module)
+    if not files:
+        return []
+    found = subprocess.run([command, "list", "-m", "-f", "{{.Dir}}", "k8s.io/kubernetes"], cwd=module,
+                           capture_output=True, text=True, check=True).stdout.strip()
+    digest = hashlib.sha256(found.encode())
+    for path in files:
+        digest.update(str(path.relative_to(module)).encode() + b"\0" + path.read_bytes() + b"\0")
+    copy = cache_root() / "src" / f"{Path(found).name}-{digest.hexdigest()[:12]}"
+    if not copy.exists():
+        partial = Path(tempfile.mkdtemp(dir=scratch)) / "kubernetes"
+        shutil.copytree(found, partial, copy_function=shutil.copyfile)  # copyfile: the cache's files are read-only
+        for folder, _, _ in os.walk(partial):
+            os.chmod(folder, 0o755)  # copytree gave the folders the cache's read-only mode
+        for path in files:
+            shutil.copyfile(path, partial / path.relative_to(module / "_shims"))
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        partial.replace(copy)
+    text = (module / "go.mod").read_text().replace("=> ../jsonserve", f"=> {module.parent / 'jsonserve'}")
+    (scratch / "go.mod").write_text(text + f"\nreplace k8s.io/kubernetes => {copy}\n")
+    shutil.copyfile(module / "go.sum", scratch / "go.sum")
+    return [f"-modfile={scratch / 'go.mod'}"]
 
 
 def build(version: str) -> Path:
@@ -72,12 +108,12 @@ def build(version: str) -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)  # another test worker may be building the same key
         if not binary.exists():
             partial = Path(tempfile.mkdtemp(dir=folder)) / "harness"
-            done = subprocess.run([command, "build", "-o", str(partial), "."], cwd=module,
-                                  capture_output=True, text=True)
+            done = subprocess.run([command, "build", *modfile_with_shims(command, module, partial.parent),
+                                   "-o", str(partial), "."], cwd=module, capture_output=True, text=True)
             if done.returncode != 0:
                 raise HarnessFault(f"go build in {module.relative_to(ROOT)} failed:\n{done.stderr}")
             partial.replace(binary)
-            partial.parent.rmdir()
+            shutil.rmtree(partial.parent)
     return binary
 
 
