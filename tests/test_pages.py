@@ -58,3 +58,19 @@ def test_since_notes_name_a_release_in_every_item(page):
     for note in re.findall(r'!!! info "Since 1.27"\n((?:    .*\n|\n)+)', page.read_text()):
         for item in re.split(r"\n    - ", "\n" + note)[1:]:  # the first part is the box's introduction
             assert re.search(r"v1\.\d\d|Later", item), (page.name, item[:80])
+
+
+def chapters_called_in_preparation(text: str) -> list[str]:
+    """The chapter numbers a text says are still in preparation (or will come later)."""
+    return re.findall(r"[Cc]hapter (\d)\b[^.]{0,80}?in preparation", text)
+
+
+@pytest.mark.ch0
+def test_no_page_calls_a_chapter_that_ships_in_preparation():
+    """Chapter 0's map once said chapter 5 was in preparation; a chapter with pages is not."""
+    assert chapters_called_in_preparation("Chapter 5, the capstone (in preparation), will run") == ["5"]
+    assert chapters_called_in_preparation("chapter 5 (the capstone) is in\npreparation") == []  # hence the joined lines below
+    for page in [*sorted(DOCS.rglob("*.md")), ROOT / "README.md"]:
+        text = re.sub(r"\s+", " ", page.read_text())
+        for chapter in chapters_called_in_preparation(text):
+            assert not (DOCS / f"chapter-{chapter}" / "index.md").exists(), f"{page.name}: chapter {chapter} ships"
