@@ -130,3 +130,29 @@ def test_feature_spec_at_emulation_version(version, expected):
     spec = FeatureGate(version, SPECS).spec("TestFeature")
     assert (spec and (spec.version, spec.default, spec.pre_release)) == expected
     assert FeatureGate(version, SPECS).enabled("TestFeature") is bool(expected and expected[1])
+
+
+@pytest.mark.upstream
+@pytest.mark.parametrize("release, tag", [("1.27", "v1.27.7"), ("1.36", "v1.36.5")])
+def test_each_profile_matches_the_gates_the_release_registers(release, tag):
+    """Every gate of the table, in the release's profile, against that release's own registered specs.
+
+    The harness's FeatureGateSpecs lists k8s.io/apiserver's DefaultMutableFeatureGate once pkg/features has
+    registered the kubelet's gates (GetAll: default, stage, lock; no gate set), at the patch release its Go
+    module builds: v1.27.7 and v1.36.5. It pins, for one, PLEGOnDemandRelist at 1.36: beta and on (#137909
+    had turned it off during the release cycle, #137946 back on).
+    """
+    from . import upstream_harness
+    upstream_harness.go()
+    registered = upstream_harness.call(release, "FeatureGateSpecs")
+    gate = FeatureGate(release)
+    for name in VERSIONED_FEATURE_GATES:
+        spec = gate.spec(name)
+        if spec is None or spec.removed:
+            assert name not in registered, f"{name} is registered in {tag}"
+            continue
+        theirs = registered.get(name)
+        assert theirs is not None, f"{name} is not registered in {tag}"
+        assert (gate.enabled(name), spec.lock_to_default) == (theirs["default"], theirs["locked"]), (name, tag, theirs)
+        assert spec.pre_release == theirs["preRelease"], (name, tag, theirs)
+    assert registered["PLEGOnDemandRelist" if release == "1.36" else "EventedPLEG"]["preRelease"] == BETA

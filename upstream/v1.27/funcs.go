@@ -5,6 +5,7 @@ package main
 //   - Admit: the predicate admit handler's generalFilter (GeneralPredicates is not exported), through
 //     lifecycle.NewPredicateAdmitHandler(...).Admit with preemption's CriticalPodAdmissionHandler;
 //   - Fits: the scheduler's fitsRequest and computePodResourceRequest, through noderesources.Fits.
+// FeatureGateSpecs (features.go): the specs the kubelet's global feature gate registers, through GetAll.
 // Not reachable without a running eviction manager: the eviction ranking functions (rankMemoryPressure,
 // rankDiskPressureFunc, ...) and threshold helpers (thresholdsMet, mergeThresholds, ...), all unexported.
 

@@ -5,6 +5,7 @@ package main
 //   - Admit: the predicate admit handler's generalFilter, through lifecycle.NewPredicateAdmitHandler(...).Admit
 //     with preemption's CriticalPodAdmissionHandler;
 //   - Fits: the scheduler's fitsRequest and computePodResourceRequest, through noderesources.Fits.
+// FeatureGateSpecs (features.go): the specs the kubelet's global feature gate registers, through GetAll.
 // Unexported in v1.36, so not here: the cm package's shares-to-weight conversion (v1.27's CpuSharesToCpuWeight);
 // CgroupV2Weight calls the exported conversion of github.com/opencontainers/cgroups, the library the
 // kubelet's cgroup v2 manager builds on. Not reachable without a running eviction manager: the eviction
