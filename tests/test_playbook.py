@@ -263,3 +263,15 @@ def test_the_chapter_is_in_the_nav_after_chapter_4_with_every_playbook_page():
     index = (DOCS / "chapter-5" / "index.md").read_text()
     for page in listed:  # the chapter's opening page lists every playbook page
         assert f"]({page.removeprefix('chapter-5/')})" in index, page
+
+
+def test_exceeded_grace_period_only_for_a_pod_still_stopping_after_the_wait():
+    """Evicted: killPodNow waits max(10 s, 1.5 x the override); the warning comes only if the Pod has not stopped."""
+    command = next(m for m in page_markers("evicted") if m.endswith("playbook/evicted.yaml"))
+    report = as_json(command)
+    warned = {h["time"] for h in report["happenings"] if "ExceededGracePeriod" in h["text"]}
+    (eviction,) = [e for step in report["steps"] for e in step["evictions"]]
+    wait = max(10, eviction["grace_period_override"] * 3 // 2)
+    assert eviction["stops_at"] - eviction["time"] > wait, "the page's replay shows a Pod still stopping"
+    assert warned == {eviction["time"] + wait}
+    assert "if the Pod is still stopping then" in flat((PLAYBOOK / "evicted.md").read_text())
