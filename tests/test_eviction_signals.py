@@ -227,6 +227,9 @@ def test_get_reclaimable_threshold():
     ("empty", [], []),
     # derived from Go's insertion sort (≤ 12 items) with this Less: memory thresholds end up reversed
     ("memory thresholds reversed among themselves", [MEM, NODEFS, ALLOC], [ALLOC, MEM, NODEFS]),
+    # so the one acted on and named depends on the order given, which upstream takes from a Go map
+    ("two memory thresholds: the allocatable one first", [MEM, ALLOC], [ALLOC, MEM]),
+    ("the same two the other way round: memory.available first", [ALLOC, MEM], [MEM, ALLOC]),
 ])
 def test_sort_by_eviction_priority(name, given_, expected):
     result = signals.sort_by_eviction_priority([t(signal, "1Gi") for signal in given_])

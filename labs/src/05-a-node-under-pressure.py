@@ -267,6 +267,9 @@ check("Exercise 3: rank the node's Pods", rank, [
 #    `allocatableMemory.available`) to the front, and, Go's insertion sort being what it is,
 #    **in reverse order** among themselves (`sort_by_eviction_priority` does it). The first one
 #    is the threshold the kubelet reclaims for; in this lab's cases it is always a memory one.
+#    The order they come in is the configuration's (`memory.available`, then its allocatable
+#    copy, added last): `thresholds_met_grace_period` keeps it. A real kubelet walks a Go map there, so on a real node the two memory
+#    thresholds come in either order, and either may be named; this lab fixes one.
 # 3. Rank the Pods (exercise 3) and walk the ranking, **skipping critical Pods**
 #    (`is_critical_pod`: static and mirror Pods, and priorities from 2000000000 up). The first
 #    other Pod is the victim; if there is none, return `None`.

@@ -179,6 +179,8 @@ def thresholds_met_grace_period(observed_at: dict[Threshold, datetime], now: dat
     """The thresholds met for at least their grace period (a hard threshold at once).
 
     Upstream: pkg/kubelet/eviction/helpers.go thresholdsMetGracePeriod
+    Go walks a map here, so its order varies from pass to pass (and, after byEvictionPriority, which of two
+    memory thresholds is acted on and named); here it is the order of the thresholds met, the configuration's.
     """
     return [threshold for threshold, at in observed_at.items() if not now - at < threshold.grace_period]
 # --8<-- [end:thresholds_met_grace_period]
