@@ -7,6 +7,9 @@ revisions whose file.go and common.go behave as v1.27's here. Two differences ar
 test's: v1.27 adds the NoExecute toleration to file pods, and the API defaults the old test expects
 (restartPolicy, dnsPolicy, imagePullPolicy, ...) come from decoding with the API scheme, which the mini
 kubelet's reader does not apply. Not ported: the inotify tests (TestReadPodsFromFileChanged and the like).
+Two manifests with one Pod name have no upstream test (file_test.go, file_linux_test.go and config_test.go's
+TestInvalidPodFiltered, which covers one update, read at v1.27.7's revision and later); they are checked against
+v1.27.7's own config.NewSourceFile through the differential harness.
 """
 
 from __future__ import annotations
@@ -134,3 +137,43 @@ def test_file_source_through_pod_config(tmp_path):
     config.updates.clear()
     files.list_config()
     assert [(u.op, len(u.pods)) for u in config.updates] == [(types.REMOVE, 1)]
+
+
+def test_two_manifests_with_one_name(tmp_path):
+    """Two files naming one Pod make one Pod: the file source's store keeps one per namespace/name, the later file.
+
+    sourceFile.extractFromDir reads the files in name order and replaceStore hands them to client-go's
+    UndeltaStore (MetaNamespaceKeyFunc), whose Replace keeps the last item of each key: the duplicate never
+    reaches filterInvalidPods, so there is no FailedValidation event. No upstream test covers this; the
+    differential test below checks it against v1.27.7's own file source.
+    """
+    for name in ("a.yaml", "b.yaml"):
+        (tmp_path / name).write_text(yaml.safe_dump(MANIFEST))
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump({**MANIFEST, "metadata": {"name": "other"}}))
+    config = PodConfig()
+    files = SourceFile(str(tmp_path), "node1", config.channel(types.FILE_SOURCE))
+    assert files.list_config() is None
+    (update,) = config.updates
+    assert sorted((p.metadata.name, p.metadata.uid) for p in update.pods) == [
+        ("other-node1", static_pod_uid({**MANIFEST, "metadata": {"name": "other"}}, str(tmp_path / "c.yaml"), True, "node1")),
+        ("test-node1", static_pod_uid(MANIFEST, str(tmp_path / "b.yaml"), True, "node1"))]
+    assert config.events == [], "no FailedValidation: the duplicate is gone before the merge"
+
+
+@pytest.mark.upstream
+def test_two_manifests_with_one_name_against_v1_27_7(tmp_path):
+    """v1.27.7's config.NewSourceFile: the later file of two with one Pod name wins, and the other file alone wins too."""
+    from . import upstream_harness
+    upstream_harness.go()
+
+    def first_set():
+        return [(p["name"], p["uid"]) for p in upstream_harness.call("1.27", "SourceFileFirstSet", path=str(tmp_path),
+                                                                     node="node1")["pods"]]
+
+    (tmp_path / "b.yaml").write_text(yaml.safe_dump(MANIFEST))
+    (later,) = first_set()
+    (tmp_path / "a.yaml").write_text(yaml.safe_dump(MANIFEST))
+    assert first_set() == [later], "a.yaml sorts first: b.yaml's Pod is the one kept"
+    (tmp_path / "b.yaml").unlink()
+    (earlier,) = first_set()
+    assert earlier[0] == later[0] == "test-node1" and earlier[1] != later[1], "the path is part of the UID's hash"

@@ -6,6 +6,7 @@ package main
 //     lifecycle.NewPredicateAdmitHandler(...).Admit with preemption's CriticalPodAdmissionHandler;
 //   - Fits: the scheduler's fitsRequest and computePodResourceRequest, through noderesources.Fits.
 // FeatureGateSpecs (features.go): the specs the kubelet's global feature gate registers, through GetAll.
+// SourceFileFirstSet (file_source.go): the first SET of the file source, through config.NewSourceFile.
 // Not reachable without a running eviction manager: the eviction ranking functions (rankMemoryPressure,
 // rankDiskPressureFunc, ...) and threshold helpers (thresholdsMet, mergeThresholds, ...), all unexported.
 
