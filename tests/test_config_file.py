@@ -7,9 +7,9 @@ revisions whose file.go and common.go behave as v1.27's here. Two differences ar
 test's: v1.27 adds the NoExecute toleration to file pods, and the API defaults the old test expects
 (restartPolicy, dnsPolicy, imagePullPolicy, ...) come from decoding with the API scheme, which the mini
 kubelet's reader does not apply. Not ported: the inotify tests (TestReadPodsFromFileChanged and the like).
-Two manifests with one Pod name have no upstream test (file_test.go, file_linux_test.go and config_test.go's
-TestInvalidPodFiltered, which covers one update, read at v1.27.7's revision and later); they are checked against
-v1.27.7's own config.NewSourceFile through the differential harness.
+Two manifests with one Pod name have no upstream test (none in file_test.go or file_linux_test.go as read;
+config_test.go#TestInvalidPodFiltered covers a duplicate within one update); they are checked against v1.27.7's
+own config.NewSourceFile through the differential harness.
 """
 
 from __future__ import annotations
