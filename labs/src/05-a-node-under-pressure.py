@@ -344,7 +344,7 @@ check("Exercise 4: the next victim and its message", next_eviction, [
     pass_case(pods, summary, node.with_kubelet(kubelet, "evictionHard 500Mi", evictionHard={"memory.available": "500Mi"}),
               "hard not met, soft within its grace period: no eviction"),
     pass_case(pods, node.with_memory(summary, pods="700Mi"), kubelet,
-              "both memory signals met: reversed, the allocatable one is named"),
+              "both memory signals met, in the configuration's order: reversed, the allocatable one is named"),
     pass_case(pods, summary, node.with_kubelet(kubelet, "evictionHard 10%", evictionHard={"memory.available": "10%"}),
               "10%: of each signal's own capacity"),
     pass_case(pods, summary, node.with_kubelet(kubelet, "soft grace 0s", evictionSoftGracePeriod={"memory.available": "0s"}),
