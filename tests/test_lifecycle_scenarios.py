@@ -174,3 +174,26 @@ def test_a_lifecycle_event_in_an_eviction_scenario_names_the_field():
     doc["pods"], doc["events"] = [], [{"at": "5s", "crash": {"pod": "leaky"}}]
     with pytest.raises(api.ManifestError, match=r"events\[0\]\.crash: unknown field \(expected one of: at, addPod"):
         sim.load_scenario(doc, name="x")
+
+
+def test_a_job_is_run_through_its_pod_template_as_show_reads_it(capsys, stdin):
+    """pods[].file holding a Job (as `kubectl get job -o yaml` prints it): the Pod its template makes, as show,
+    explain and admit read it, with the same note."""
+    job = EXAMPLES / "cluster" / "job.yaml"
+    stdin(f"replay: lifecycle\nduration: 20s\npods:\n  - file: {job}\n"
+          "expect:\n  pods: [{pod: report, at: 1s, phase: Running, ready: 1/1}]\n")
+    assert main(["run", "-"]) == 0
+    out, err = capsys.readouterr()
+    assert "pods: report (from the API server)" in out
+    assert (f"note: <stdin>: pods[0].file: Job batch/report: read through its Pod template (spec.template), "
+            "the Pod each replica would get\n") in err
+    assert main(["show", str(job)]) == 0
+    assert "Job batch/report: read through its Pod template (spec.template)" in capsys.readouterr().err
+
+
+def test_a_static_pod_file_holding_a_workload_is_still_refused(tmp_path, capsys):
+    """The kubelet's file source decodes only Pods (pkg/kubelet/config/common.go tryDecodeSinglePod at v1.27.7)."""
+    scenario = tmp_path / "static.yaml"
+    scenario.write_text(f"replay: lifecycle\npods:\n  - file: {EXAMPLES / 'cluster' / 'job.yaml'}\n    source: file\n")
+    assert main(["run", str(scenario)]) == 2
+    assert "pods[0].file" in capsys.readouterr().err
