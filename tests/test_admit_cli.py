@@ -288,3 +288,18 @@ def test_a_priority_already_set_or_a_user_class_is_left_alone(capsys, stdin):
     assert main(["admit", "-", "--node", DISK_PRESSURE, "--brief"]) == 1
     out, err = capsys.readouterr()
     assert "REJECTED by the eviction handler" in out and "priorityClassName" not in err
+
+
+def test_a_pod_bound_to_another_node_says_the_kubelet_would_never_see_it(capsys, stdin):
+    """The API source lists Pods by spec.nodeName (pkg/kubelet/config/apiserver.go NewSourceApiserver, v1.27.7), so a
+    Pod bound elsewhere never reaches this kubelet; admit still says what the NodeName check would do."""
+    stdin((EXAMPLES / "pods" / "admission-node-name.yaml").read_text())
+    report = run_json(capsys, "-", "--node", str(EXAMPLES / "nodes" / "small-worker.yaml"))
+    pod = report["pods"][0]
+    assert pod["status"]["reason"] == "NodeName"
+    assert pod["notes"] == ["spec.nodeName is small-worker-2: the kubelet of small-worker would never see this Pod, "
+                            "as its API source lists only the Pods with spec.nodeName=small-worker; this verdict is "
+                            "what it would do if handed the Pod anyway"]
+    same_node = (EXAMPLES / "pods" / "admission-fits.yaml")
+    assert all(not p["notes"] for p in run_json(capsys, str(same_node), "--node", str(EXAMPLES / "nodes" /
+                                                                                   "small-worker.yaml"))["pods"])

@@ -94,6 +94,18 @@ def admit_on_node(pods: list[V1Pod], node: V1Node, admitted: list[V1Pod] = ()
     return kubelet.handle_pod_additions(pods, node, admitted=admitted, eviction_admit=manager.admit), conditions
 
 
+def bound_elsewhere_note(pod: V1Pod, node: V1Node) -> str:
+    """A note when the Pod is bound to another node: this kubelet's API source would never deliver it ("" if not).
+
+    Upstream: pkg/kubelet/config/apiserver.go NewSourceApiserver (the list and watch select spec.nodeName)
+    """
+    bound, name = pod.spec.node_name, node.metadata.name
+    if not bound or bound == name:
+        return ""
+    return (f"spec.nodeName is {bound}: the kubelet of {name} would never see this Pod, as its API source lists "
+            f"only the Pods with spec.nodeName={name}; this verdict is what it would do if handed the Pod anyway")
+
+
 def node_pressure_conditions(node: V1Node) -> list[str]:
     """The pressure conditions the Node reports ("True"), in its order: what the eviction admit handler reads.
 
@@ -114,7 +126,7 @@ def _describe(outcome: kubelet.AdmissionOutcome, node: V1Node, conditions: list[
              "status": {"phase": _phase(outcome), "reason": outcome.status_reason,
                         "message": outcome.status_message},
              "event": dict(zip(("type", "reason", "message"), outcome.event)) if outcome.event else None,
-             "notes": resource_notes(pod),
+             "notes": [note for note in (bound_elsewhere_note(pod, node),) if note] + resource_notes(pod),
              "checks": [], "fit": [], "ignored_requests": [], "checked_against": len(outcome.active_pods),
              "preempted": [{"pod": api.pod_label(v.pod),
                             "status": {"phase": v.status_phase, "reason": v.status_reason, "message": v.status_message},
