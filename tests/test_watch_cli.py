@@ -161,3 +161,48 @@ def test_a_rejected_pod_does_not_count_against_a_later_one(tmp_path, capsys):
     assert "against the 1 active pods admitted before it): rejected: OutOfmemory" in out.split("default/second")[1]
     third = out.split("default/third")[1].split("ADDED")[0]
     assert "(oldest first, against the 1 active pods admitted before it): admitted" in third  # 3Gi + 512Mi fit in 4Gi
+
+
+def exec_kubeconfig(tmp_path, url, command, args=()):
+    """A kubeconfig whose user gets credentials from an exec plugin, as EKS's and GKE's do."""
+    path = tmp_path / "exec-kubeconfig"
+    path.write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "test",
+        "clusters": [{"name": "test", "cluster": {"server": url}}],
+        "users": [{"name": "test", "user": {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1",
+                                                     "command": command, "args": list(args)}}}],
+        "contexts": [{"name": "test", "context": {"cluster": "test", "user": "test"}}]}))
+    return str(path)
+
+
+def watch_process(path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    return subprocess.run([sys.executable, "-m", "mini_kubelet", "watch", "--kubeconfig", path, "--node", NODE, "--once"],
+                          capture_output=True, text=True, cwd=root, env=env, timeout=60)
+
+
+@pytest.mark.parametrize("plugin, server, message", [
+    ("no-such-credential-plugin", "https://127.0.0.1:1",
+     "cannot use this kubeconfig: its exec plugin gave no credentials: [Errno 2] No such file or directory: "
+     "'no-such-credential-plugin'"),
+    ("token", "https://127.0.0.1:1", "cannot reach the API server at https://127.0.0.1:1: "),
+])
+def test_an_exec_plugin_kubeconfig_prints_only_the_one_line_error(tmp_path, plugin, server, message):
+    """The client library logs a failed exec plugin (and urllib3 its retries) instead of raising: none of it is printed."""
+    command = plugin
+    if plugin == "token":  # a plugin that works: an ExecCredential with a token
+        script = tmp_path / "plugin.py"
+        script.write_text('import json\nprint(json.dumps({"apiVersion": "client.authentication.k8s.io/v1beta1", '
+                          '"kind": "ExecCredential", "status": {"token": "t0k3n"}}))\n')
+        import sys
+        command = sys.executable
+    path = exec_kubeconfig(tmp_path, server, command, [str(tmp_path / "plugin.py")] if plugin == "token" else [])
+    result = watch_process(path)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith(f"mini-kubelet: {path}: {message}"), result.stderr
