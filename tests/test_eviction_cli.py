@@ -161,3 +161,17 @@ def test_plot_does_not_overwrite_a_file_that_is_not_an_image(tmp_path, capsys):
     assert main(["run", str(EXAMPLES / "scenarios" / "pids.yaml"), "--plot", str(notes)]) == 2
     assert "not overwriting it" in capsys.readouterr().err and notes.read_text() == "my notes"
     assert main(["run", str(EXAMPLES / "scenarios" / "pids.yaml"), "--plot", str(tmp_path / "x.txt")]) == 2
+
+
+def test_the_ranking_says_it_is_on_the_stats_given(capsys, stdin):
+    """The eviction manager ranks on the Summary of the pass that evicts (eviction_manager.go synchronize calls
+    summaryProvider.Get with updateStats at each pass, every 10 s: kubelet.go evictionMonitoringPeriod, v1.27.7)."""
+    stdin((SUMMARY / "memory-pods.yaml").read_text())
+    assert main(["eviction", "rank", "--summary", str(SUMMARY / "memory-pressure.json"), "--pods", "-",
+                 "--signal", "memory.available"]) == 0
+    flat = " ".join(capsys.readouterr().out.split())
+    assert flat.endswith("Note: ranked on the stats given (taken 2023-01-01T08:01:00Z), not on those of the moment of "
+                         "an eviction: the kubelet ranks on the Summary it reads at the pass that evicts (a fresh one "
+                         "every 10 s), when usage, and with it the order, may differ.")
+    report = rank(capsys, SUMMARY / "memory-pressure.json", SUMMARY / "memory-pods.yaml", "memory.available")
+    assert report["stats_time"] == "2023-01-01T08:01:00Z" and report["note"].startswith("ranked on the stats given, ")
