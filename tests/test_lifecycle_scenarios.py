@@ -197,3 +197,28 @@ def test_a_static_pod_file_holding_a_workload_is_still_refused(tmp_path, capsys)
     scenario.write_text(f"replay: lifecycle\npods:\n  - file: {EXAMPLES / 'cluster' / 'job.yaml'}\n    source: file\n")
     assert main(["run", str(scenario)]) == 2
     assert "pods[0].file" in capsys.readouterr().err
+
+
+RESET = """replay: lifecycle
+duration: 17m
+pods:
+  - manifest: {apiVersion: v1, kind: Pod, metadata: {name: web, namespace: shop}, spec: {containers: [{name: app, image: x}]}}
+events:
+  - {at: 5s, crash: {pod: web, code: 1}}
+  - {at: 20s, crash: {pod: web, code: 1}}
+  - {at: 15m, crash: {pod: web, code: 1}}
+  - {at: 15m30s, crash: {pod: web, code: 1}}
+"""
+
+
+@pytest.mark.parametrize("release", ["1.27", "1.36"])
+def test_a_restart_after_the_back_off_reset_says_so(capsys, stdin, release):
+    """flowcontrol Backoff (client-go backoff.go hasExpired, v1.27.7: more than 2 x MaxContainerBackOff = 600 s after
+    the entry's last update; from 1.32 the kubelet's flat 10 min): the exit at 15m finds the entry expired, so the
+    restart is immediate and the next delay is the first (10 s) again."""
+    stdin(RESET)
+    assert main(["run", "-", "--kubernetes-version", release]) == 0
+    out = capsys.readouterr().out
+    rows = [" ".join(line.split()[1:]) for line in out.split("\nrestarts\n")[1].split("\n\n")[0].splitlines()[1:]]
+    assert rows == ["web/app 1 1 (Error) none (first restart)", "web/app 2 1 (Error) 10s",
+                    "web/app 3 1 (Error) none (back-off reset: it ran over 10m)", "web/app 4 1 (Error) 10s"]

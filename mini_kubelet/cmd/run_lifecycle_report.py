@@ -20,10 +20,12 @@ The JSON structure (times are seconds since the start; a back-off is seconds, or
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from typing import Optional
 
 from mini_kubelet.cmd.inputs import with_profile
 from mini_kubelet.container import is_restartable_init_container
+from mini_kubelet.flowcontrol import crash_loop_back_off_reset
 
 from mini_kubelet.sim.lifecycle_expect import check_lifecycle_expect
 from mini_kubelet.sim.lifecycle_timeline import LifecycleTimeline
@@ -57,8 +59,7 @@ def render_text(timeline: LifecycleTimeline) -> str:
         rows = [["TIME", "CONTAINER", "COUNT", "LAST EXIT", "BACK-OFF WAITED"]]
         for r in timeline.restarts:
             last = f"{r.exit_code} ({r.reason})" if r.exit_code is not None else "-"
-            rows.append([d(r.time), f"{r.pod}/{r.container}", str(r.count), last,
-                         d(r.back_off) if r.back_off is not None else "none (first restart)"])
+            rows.append([d(r.time), f"{r.pod}/{r.container}", str(r.count), last, _waited(r, timeline)])
         lines += ["  " + line for line in _table(rows)]
     if timeline.kills:
         lines += ["", "pods stopped (killPod)"]
@@ -89,6 +90,26 @@ def render_text(timeline: LifecycleTimeline) -> str:
         lines += [f"  - {failure}" for failure in failures]
     return "\n".join(lines)
 # --8<-- [end:render_text]
+
+
+def _waited(restart, timeline: LifecycleTimeline) -> str:
+    """The BACK-OFF WAITED cell: the delay, or why there was none (the first restart, or the back-off started over).
+
+    Upstream: kuberuntime_manager.go doBackOff with flowcontrol Backoff.IsInBackOffSince and Next: the first exit
+    has no entry; an exit more than the reset period (600 s in v1.27) after the entry's last update (the
+    restart before) finds it expired, and the restart is immediate again, the next delay back at the first.
+    """
+    if restart.back_off is not None:
+        return d(restart.back_off)
+    before = next((r for r in timeline.restarts if (r.pod, r.container, r.count) ==
+                   (restart.pod, restart.container, restart.count - 1)), None)
+    if restart.count <= 1 or before is None:
+        return "none (first restart)"
+    period = timeline.scenario.kubelet.get("crashLoopBackOff", {}).get("maxContainerRestartPeriod")
+    reset = int(crash_loop_back_off_reset(timedelta(seconds=period) if period is not None else None).total_seconds())
+    if restart.time - before.time > reset:
+        return f"none (back-off reset: it ran over {d(reset)})"
+    return "none"
 
 
 def aggregate_events(events: list[dict]) -> list[tuple[int, int, int, dict]]:
