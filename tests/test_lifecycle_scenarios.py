@@ -222,3 +222,51 @@ def test_a_restart_after_the_back_off_reset_says_so(capsys, stdin, release):
     rows = [" ".join(line.split()[1:]) for line in out.split("\nrestarts\n")[1].split("\n\n")[0].splitlines()[1:]]
     assert rows == ["web/app 1 1 (Error) none (first restart)", "web/app 2 1 (Error) 10s",
                     "web/app 3 1 (Error) none (back-off reset: it ran over 10m)", "web/app 4 1 (Error) 10s"]
+
+
+def test_a_sidecar_under_v1_27_is_explained_as_show_and_explain_explain_it(capsys):
+    """v1.27 has no SidecarContainers: restartPolicy Always on an init container is unknown, so log-shipper is a plain
+    init container that never exits (kuberuntime_container.go computeInitContainerActions, v1.27.7); the replay says
+    so with show's note, which the v1.36 replay does not need."""
+    assert main(["run", str(SCENARIOS / "lifecycle-sidecar.yaml"), "--kubernetes-version", "1.27"]) == 0
+    out, err = capsys.readouterr()
+    assert "  0s    api   0/1    Init:0/1" in out
+    flat = " ".join(out.split())
+    assert ("note: api: init container log-shipper has restartPolicy: Always (a sidecar from 1.28); v1.27 computes it as "
+            "a plain init container. A 1.29+ kubelet adds sidecars to the containers (PodRequests): the Pod requests "
+            "nothing there, nothing here. Here log-shipper must exit before the app containers start: while it runs, "
+            "the Pod stays at Init:0/1") in flat
+    capsys.readouterr()
+    assert main(["run", str(SCENARIOS / "lifecycle-sidecar.yaml"), "--kubernetes-version", "1.36"]) == 0
+    assert "note:" not in capsys.readouterr().out
+
+
+STARTUP = """replay: lifecycle
+duration: 30s
+pods:
+  - manifest:
+      apiVersion: v1
+      kind: Pod
+      metadata: {name: web, namespace: shop}
+      spec:
+        containers:
+          - name: app
+            image: nginx
+            startupProbe: {httpGet: {path: /healthz, port: 8080}, periodSeconds: 10, failureThreshold: 30}
+"""
+
+
+def test_a_startup_probe_that_has_not_succeeded_says_readiness_waits_for_it(capsys, stdin):
+    """prober/worker.go doProbe and prober_manager.go UpdatePodStatus (v1.27.7): not started, so not ready, and the
+    readiness and liveness probes do not run, until the startup probe succeeds."""
+    stdin(STARTUP)
+    assert main(["run", "-"]) == 0
+    out = capsys.readouterr().out
+    assert "  1s    web   0/1    Running" in out
+    assert ("note: web/app is not ready: readiness waits for its startupProbe, which has not succeeded, and its "
+            "readiness and liveness probes do not run before it does (the replay runs no probe: an event {probe: "
+            "{pod: web, container: app, startup: success}} passes it)") in " ".join(out.split())
+    stdin(STARTUP + "events:\n  - {at: 10s, probe: {pod: web, container: app, startup: success}}\n")
+    assert main(["run", "-"]) == 0
+    out = capsys.readouterr().out
+    assert "  10s   web   1/1    Running" in out and "note:" not in out
