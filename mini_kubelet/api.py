@@ -253,8 +253,7 @@ def _read_object(doc: Any, source: str, prefix: str, skipped: list[str], notes: 
     kind = doc.get("kind") if isinstance(doc, dict) else None
     if isinstance(kind, str) and kind in WORKLOAD_TEMPLATES:
         pod, where = _pod_from_template(doc, source, prefix)
-        notes.append(f"{source}: {kind} {pod_label(pod)}: read through its Pod template ({where}), "
-                     "the Pod each replica would get")
+        notes.append(f"{source}: {template_note(kind, pod_label(pod), where)}")
         return [pod]
     if isinstance(kind, str) and kind not in ("Pod", "Node") and isinstance(doc.get("apiVersion"), str):
         metadata = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
@@ -267,6 +266,18 @@ def _read_object(doc: Any, source: str, prefix: str, skipped: list[str], notes: 
 
 def _pod_from_template(doc: dict, source: str, prefix: str) -> tuple[V1Pod, str]:
     """The Pod a workload's template makes: the template's metadata and spec, named after the workload."""
+    pod_doc, where = template_pod_document(doc, source, prefix)
+    inner = f"{prefix}.{where}" if prefix else where
+    try:
+        pod = pod_from_manifest(pod_doc, source)
+    except ManifestError as err:
+        path = err.path if err.path.startswith("metadata.name") else f"{inner}.{err.path}" if err.path else inner
+        raise ManifestError(err.source, path, err.problem) from None
+    return pod, where
+
+
+def template_pod_document(doc: dict, source: str, prefix: str = "") -> tuple[dict, str]:
+    """A workload's Pod template as a Pod document, named after the workload, and the template's field path."""
     fields = WORKLOAD_TEMPLATES[doc["kind"]]
     where = ".".join(fields)
     metadata = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
@@ -281,14 +292,15 @@ def _pod_from_template(doc: dict, source: str, prefix: str) -> tuple[V1Pod, str]
     pod_metadata = {**template_metadata, "name": metadata.get("name") or template_metadata.get("name")}
     if metadata.get("namespace"):
         pod_metadata["namespace"] = metadata["namespace"]
-    pod_doc = {"apiVersion": "v1", "kind": "Pod", "metadata": pod_metadata, "spec": template.get("spec")}
-    inner = f"{prefix}.{where}" if prefix else where
-    try:
-        pod = pod_from_manifest(pod_doc, source)
-    except ManifestError as err:
-        path = err.path if err.path.startswith("metadata.name") else f"{inner}.{err.path}" if err.path else inner
-        raise ManifestError(err.source, path, err.problem) from None
-    return pod, where
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": pod_metadata, "spec": template.get("spec")}, where
+
+
+TEMPLATE_READ = "read through its Pod template"  # the words of every note on a workload read as its Pod
+
+
+def template_note(kind: str, label: str, where: str) -> str:
+    """What the commands say when they read a workload (label: namespace/name) through its Pod template."""
+    return f"{kind} {label}: {TEMPLATE_READ} ({where}), the Pod each replica would get"
 
 
 def _from_manifest(doc: Any, source: str, prefix: str) -> Manifest:

@@ -177,6 +177,16 @@ def new_container_back_off(clock: Clock, max_container_restart_period: Optional[
     return back_off
 
 
+def crash_loop_back_off_reset(max_container_restart_period: Optional[timedelta] = None) -> timedelta:
+    """How long after its last update a container's back-off starts over: 2 x the cap (600 s in v1.27), 10 min from 1.32.
+
+    Upstream: k8s.io/client-go/util/flowcontrol/backoff.go hasExpired (the kubelet's HasExpiredFunc from 1.32)
+    """
+    if features.DEFAULT_FEATURE_GATE.changed("CrashLoopBackOffFlatReset"):
+        return CRASH_LOOP_BACK_OFF_RESET
+    return new_crash_loop_back_off(max_container_restart_period)[0] * 2
+
+
 def format_duration(d: timedelta) -> str:
     """A duration as Go's time.Duration.String prints it: 10s, 1m20s, 5m0s, 1.5s, 0s.
 

@@ -1,13 +1,15 @@
 """Which Pods the kubelet treats as static, mirror, critical or node-critical.
 
 Upstream: pkg/kubelet/types/pod_update.go (the predicates) and pkg/apis/scheduling/types.go
-(the priority constants).
+(the priority constants); the built-in priority classes come from pkg/apis/scheduling/helpers.go, and are
+resolved here as the API server's Priority admission resolves them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import Optional
 
 from kubernetes.client import V1Pod
 
@@ -20,6 +22,10 @@ HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
 SYSTEM_CRITICAL_PRIORITY = 2 * HIGHEST_USER_DEFINABLE_PRIORITY  # 2_000_000_000
 SYSTEM_CLUSTER_CRITICAL = "system-cluster-critical"
 SYSTEM_NODE_CRITICAL = "system-node-critical"
+SYSTEM_PRIORITY_CLASSES = {  # the classes the API server creates at start-up, and their values
+    SYSTEM_NODE_CRITICAL: SYSTEM_CRITICAL_PRIORITY + 1000,  # 2_000_001_000
+    SYSTEM_CLUSTER_CRITICAL: SYSTEM_CRITICAL_PRIORITY,  # 2_000_000_000
+}
 # --8<-- [end:constants]
 
 
@@ -70,6 +76,26 @@ def is_node_critical_pod(pod: V1Pod) -> bool:
     class_name = pod.spec.priority_class_name if pod.spec else None
     return is_critical_pod(pod) and class_name == SYSTEM_NODE_CRITICAL
 # --8<-- [end:is_node_critical_pod]
+
+
+# --8<-- [start:resolve_system_priority]
+def resolve_system_priority(pod: V1Pod) -> Optional[str]:
+    """Set spec.priority from a built-in priorityClassName when it is unset, as the API server does; a note, or None.
+
+    Upstream: plugin/pkg/admission/priority/admission.go Plugin.admitPod (on create, spec.priority becomes the
+    class's value), with pkg/apis/scheduling/helpers.go SystemPriorityClasses (the classes created at start-up)
+    A Pod read from the API already has its priority; a workload's template or a hand-written Pod has not.
+    A static pod never goes through the API server, so the kubelet's copy keeps what its file says.
+    """
+    spec = pod.spec
+    if spec is None or spec.priority is not None or spec.priority_class_name not in SYSTEM_PRIORITY_CLASSES:
+        return None
+    if is_static_pod(pod):
+        return None
+    spec.priority = SYSTEM_PRIORITY_CLASSES[spec.priority_class_name]
+    return (f"priority {spec.priority} from priorityClassName {spec.priority_class_name} (the API server's Priority "
+            "admission sets spec.priority when the Pod is created)")
+# --8<-- [end:resolve_system_priority]
 
 
 # --8<-- [start:pod_update]

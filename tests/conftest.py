@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import io
 import os
 import shutil
 import subprocess
@@ -225,3 +226,11 @@ def load_page(site_pages):
 def page(load_page):
     """A blank page at a laptop's width, in the light scheme, with no storage."""
     return load_page(None)
+
+
+@pytest.fixture
+def stdin(monkeypatch):
+    """Feed text to standard input as `kubectl ... | mini-kubelet CMD -` would."""
+    def feed(text: str) -> None:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+    return feed

@@ -256,3 +256,50 @@ def test_node_is_required(capsys, files):
         main(["admit", files("pod.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
                              "spec: {containers: [{name: c, image: x}]}\n")])
     assert exit_info.value.code == 2
+
+
+DAEMONSET = EXAMPLES / "cluster" / "daemonset-node-critical.yaml"
+DISK_PRESSURE = str(EXAMPLES / "cluster" / "node-disk-pressure.yaml")
+
+
+@pytest.mark.parametrize("class_name, priority", [("system-node-critical", 2000001000),
+                                                   ("system-cluster-critical", 2000000000)])
+def test_a_built_in_priority_class_is_resolved_as_the_api_server_does(capsys, stdin, class_name, priority):
+    """A DaemonSet's template names the class but no priority; the Pod its controller makes gets the class's value
+    from the API server (plugin/pkg/admission/priority/admission.go admitPod at v1.27.7; the values from
+    pkg/apis/scheduling/types.go SystemCriticalPriority and helpers.go SystemPriorityClasses), so it is critical
+    and a DiskPressure node admits it."""
+    stdin(DAEMONSET.read_text().replace("system-node-critical", class_name))
+    assert main(["admit", "-", "--node", DISK_PRESSURE, "--brief"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("Pod kube-system/node-agent: ADMITTED\n")
+    assert (f"note: <stdin>: Pod kube-system/node-agent: priority {priority} from priorityClassName {class_name} "
+            "(the API server's Priority admission sets spec.priority when the Pod is created)\n") in err
+
+
+def test_a_priority_already_set_or_a_user_class_is_left_alone(capsys, stdin):
+    """As `kubectl get pod -o yaml` prints it the priority is there: no note; a class of the cluster's own is not known."""
+    text = DAEMONSET.read_text()
+    stdin(text.replace("      priorityClassName: system-node-critical\n",
+                       "      priorityClassName: system-node-critical\n      priority: 2000001000\n"))
+    assert main(["admit", "-", "--node", DISK_PRESSURE, "--brief"]) == 0
+    assert "priority 2000001000 from" not in capsys.readouterr().err
+    stdin(text.replace("system-node-critical", "platform-high"))
+    assert main(["admit", "-", "--node", DISK_PRESSURE, "--brief"]) == 1
+    out, err = capsys.readouterr()
+    assert "REJECTED by the eviction handler" in out and "priorityClassName" not in err
+
+
+def test_a_pod_bound_to_another_node_says_the_kubelet_would_never_see_it(capsys, stdin):
+    """The API source lists Pods by spec.nodeName (pkg/kubelet/config/apiserver.go NewSourceApiserver, v1.27.7), so a
+    Pod bound elsewhere never reaches this kubelet; admit still says what the NodeName check would do."""
+    stdin((EXAMPLES / "pods" / "admission-node-name.yaml").read_text())
+    report = run_json(capsys, "-", "--node", str(EXAMPLES / "nodes" / "small-worker.yaml"))
+    pod = report["pods"][0]
+    assert pod["status"]["reason"] == "NodeName"
+    assert pod["notes"] == ["spec.nodeName is small-worker-2: the kubelet of small-worker would never see this Pod, "
+                            "as its API source lists only the Pods with spec.nodeName=small-worker; this verdict is "
+                            "what it would do if handed the Pod anyway"]
+    same_node = (EXAMPLES / "pods" / "admission-fits.yaml")
+    assert all(not p["notes"] for p in run_json(capsys, str(same_node), "--node", str(EXAMPLES / "nodes" /
+                                                                                   "small-worker.yaml"))["pods"])

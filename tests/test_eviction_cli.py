@@ -161,3 +161,34 @@ def test_plot_does_not_overwrite_a_file_that_is_not_an_image(tmp_path, capsys):
     assert main(["run", str(EXAMPLES / "scenarios" / "pids.yaml"), "--plot", str(notes)]) == 2
     assert "not overwriting it" in capsys.readouterr().err and notes.read_text() == "my notes"
     assert main(["run", str(EXAMPLES / "scenarios" / "pids.yaml"), "--plot", str(tmp_path / "x.txt")]) == 2
+
+
+def test_the_ranking_says_it_is_on_the_stats_given(capsys, stdin):
+    """The eviction manager ranks on the Summary of the pass that evicts (eviction_manager.go synchronize calls
+    summaryProvider.Get with updateStats at each pass, every 10 s: kubelet.go evictionMonitoringPeriod, v1.27.7)."""
+    stdin((SUMMARY / "memory-pods.yaml").read_text())
+    assert main(["eviction", "rank", "--summary", str(SUMMARY / "memory-pressure.json"), "--pods", "-",
+                 "--signal", "memory.available"]) == 0
+    flat = " ".join(capsys.readouterr().out.split())
+    assert flat.endswith("Note: ranked on the stats given (taken 2023-01-01T08:01:00Z), not on those of the moment of "
+                         "an eviction: the kubelet ranks on the Summary it reads at the pass that evicts (a fresh one "
+                         "every 10 s), when usage, and with it the order, may differ.")
+    report = rank(capsys, SUMMARY / "memory-pressure.json", SUMMARY / "memory-pods.yaml", "memory.available")
+    assert report["stats_time"] == "2023-01-01T08:01:00Z" and report["note"].startswith("ranked on the stats given, ")
+
+
+def test_a_built_in_priority_class_without_a_priority_is_resolved_before_ranking(capsys, stdin):
+    """As the API server's Priority admission sets it (plugin/pkg/admission/priority/admission.go, v1.27.7): the pod
+    is critical (priority 2000000000 >= SystemCriticalPriority), so never evicted, and ranked by that priority."""
+    text = (SUMMARY / "memory-pods.yaml").read_text()
+    first = "    priority: -1\n"
+    assert first in text
+    stdin(text.replace(first, "    priorityClassName: system-cluster-critical\n", 1))
+    assert main(["eviction", "rank", "--summary", str(SUMMARY / "memory-pressure.json"), "--pods", "-",
+                 "--signal", "memory.available", "--output", "json"]) == 0
+    out, err = capsys.readouterr()
+    report = json.loads(out)
+    pod = next(p for p in report["pods"] if p["pod"] == "default/guaranteed-low-priority-high-usage")
+    assert pod["critical"] and pod["keys"]["priority"] == 2000000000
+    assert ("Pod default/guaranteed-low-priority-high-usage: priority 2000000000 from priorityClassName "
+            "system-cluster-critical") in err

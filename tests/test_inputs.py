@@ -5,7 +5,6 @@ Each behaviour gets the right answer, or one line on stderr naming the file and 
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import subprocess
@@ -33,14 +32,6 @@ def one_line_error(capsys, argv, *parts) -> str:
     for part in parts:
         assert part in err, err
     return err
-
-
-@pytest.fixture
-def stdin(monkeypatch):
-    """Feed text to standard input as `kubectl ... | mini-kubelet CMD -` would."""
-    def feed(text: str) -> None:
-        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
-    return feed
 
 
 # ---- standard input -------------------------------------------------------------------------------

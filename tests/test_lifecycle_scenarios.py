@@ -174,3 +174,99 @@ def test_a_lifecycle_event_in_an_eviction_scenario_names_the_field():
     doc["pods"], doc["events"] = [], [{"at": "5s", "crash": {"pod": "leaky"}}]
     with pytest.raises(api.ManifestError, match=r"events\[0\]\.crash: unknown field \(expected one of: at, addPod"):
         sim.load_scenario(doc, name="x")
+
+
+def test_a_job_is_run_through_its_pod_template_as_show_reads_it(capsys, stdin):
+    """pods[].file holding a Job (as `kubectl get job -o yaml` prints it): the Pod its template makes, as show,
+    explain and admit read it, with the same note."""
+    job = EXAMPLES / "cluster" / "job.yaml"
+    stdin(f"replay: lifecycle\nduration: 20s\npods:\n  - file: {job}\n"
+          "expect:\n  pods: [{pod: report, at: 1s, phase: Running, ready: 1/1}]\n")
+    assert main(["run", "-"]) == 0
+    out, err = capsys.readouterr()
+    assert "pods: report (from the API server)" in out
+    assert (f"note: <stdin>: pods[0].file: Job batch/report: read through its Pod template (spec.template), "
+            "the Pod each replica would get\n") in err
+    assert main(["show", str(job)]) == 0
+    assert "Job batch/report: read through its Pod template (spec.template)" in capsys.readouterr().err
+
+
+def test_a_static_pod_file_holding_a_workload_is_still_refused(tmp_path, capsys):
+    """The kubelet's file source decodes only Pods (pkg/kubelet/config/common.go tryDecodeSinglePod at v1.27.7)."""
+    scenario = tmp_path / "static.yaml"
+    scenario.write_text(f"replay: lifecycle\npods:\n  - file: {EXAMPLES / 'cluster' / 'job.yaml'}\n    source: file\n")
+    assert main(["run", str(scenario)]) == 2
+    assert "pods[0].file" in capsys.readouterr().err
+
+
+RESET = """replay: lifecycle
+duration: 17m
+pods:
+  - manifest: {apiVersion: v1, kind: Pod, metadata: {name: web, namespace: shop}, spec: {containers: [{name: app, image: x}]}}
+events:
+  - {at: 5s, crash: {pod: web, code: 1}}
+  - {at: 20s, crash: {pod: web, code: 1}}
+  - {at: 15m, crash: {pod: web, code: 1}}
+  - {at: 15m30s, crash: {pod: web, code: 1}}
+"""
+
+
+@pytest.mark.parametrize("release", ["1.27", "1.36"])
+def test_a_restart_after_the_back_off_reset_says_so(capsys, stdin, release):
+    """flowcontrol Backoff (client-go backoff.go hasExpired, v1.27.7: more than 2 x MaxContainerBackOff = 600 s after
+    the entry's last update; from 1.32 the kubelet's flat 10 min): the exit at 15m finds the entry expired, so the
+    restart is immediate and the next delay is the first (10 s) again."""
+    stdin(RESET)
+    assert main(["run", "-", "--kubernetes-version", release]) == 0
+    out = capsys.readouterr().out
+    rows = [" ".join(line.split()[1:]) for line in out.split("\nrestarts\n")[1].split("\n\n")[0].splitlines()[1:]]
+    assert rows == ["web/app 1 1 (Error) none (first restart)", "web/app 2 1 (Error) 10s",
+                    "web/app 3 1 (Error) none (back-off reset: it ran over 10m)", "web/app 4 1 (Error) 10s"]
+
+
+def test_a_sidecar_under_v1_27_is_explained_as_show_and_explain_explain_it(capsys):
+    """v1.27 has no SidecarContainers: restartPolicy Always on an init container is unknown, so log-shipper is a plain
+    init container that never exits (kuberuntime_container.go computeInitContainerActions, v1.27.7); the replay says
+    so with show's note, which the v1.36 replay does not need."""
+    assert main(["run", str(SCENARIOS / "lifecycle-sidecar.yaml"), "--kubernetes-version", "1.27"]) == 0
+    out, err = capsys.readouterr()
+    assert "  0s    api   0/1    Init:0/1" in out
+    flat = " ".join(out.split())
+    assert ("note: api: init container log-shipper has restartPolicy: Always (a sidecar from 1.28); v1.27 computes it as "
+            "a plain init container. A 1.29+ kubelet adds sidecars to the containers (PodRequests): the Pod requests "
+            "nothing there, nothing here. Here log-shipper must exit before the app containers start: while it runs, "
+            "the Pod stays at Init:0/1") in flat
+    capsys.readouterr()
+    assert main(["run", str(SCENARIOS / "lifecycle-sidecar.yaml"), "--kubernetes-version", "1.36"]) == 0
+    assert "note:" not in capsys.readouterr().out
+
+
+STARTUP = """replay: lifecycle
+duration: 30s
+pods:
+  - manifest:
+      apiVersion: v1
+      kind: Pod
+      metadata: {name: web, namespace: shop}
+      spec:
+        containers:
+          - name: app
+            image: nginx
+            startupProbe: {httpGet: {path: /healthz, port: 8080}, periodSeconds: 10, failureThreshold: 30}
+"""
+
+
+def test_a_startup_probe_that_has_not_succeeded_says_readiness_waits_for_it(capsys, stdin):
+    """prober/worker.go doProbe and prober_manager.go UpdatePodStatus (v1.27.7): not started, so not ready, and the
+    readiness and liveness probes do not run, until the startup probe succeeds."""
+    stdin(STARTUP)
+    assert main(["run", "-"]) == 0
+    out = capsys.readouterr().out
+    assert "  1s    web   0/1    Running" in out
+    assert ("note: web/app is not ready: readiness waits for its startupProbe, which has not succeeded, and its "
+            "readiness and liveness probes do not run before it does (the replay runs no probe: an event {probe: "
+            "{pod: web, container: app, startup: success}} passes it)") in " ".join(out.split())
+    stdin(STARTUP + "events:\n  - {at: 10s, probe: {pod: web, container: app, startup: success}}\n")
+    assert main(["run", "-"]) == 0
+    out = capsys.readouterr().out
+    assert "  10s   web   1/1    Running" in out and "note:" not in out

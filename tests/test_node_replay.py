@@ -375,3 +375,25 @@ def test_a_deleted_replicaset_pod_leaves_the_api_and_is_replaced():
     assert kinds[0] == ("delete", "web-a") and ("removed", "web-a") in kinds and [k for k, _ in kinds].count("recreate") == 1
     assert replay.server.by_name("web-a") is None
     assert [p["status"] for p in trace.pods] == ["Running"] and trace.pods[0]["name"].startswith("web-")
+
+
+def test_a_daemonset_file_is_its_pod_template_with_its_built_in_priority_resolved(capsys):
+    """pods[].file holding a DaemonSet: the Pod its template makes (as show and admit read it), with spec.priority from
+    system-node-critical as the API server's Priority admission sets it (plugin/pkg/admission/priority/admission.go
+    admitPod, v1.27.7): critical, so DiskPressure admits it (eviction_manager.go Admit), while the static pod's own
+    copy keeps no priority (no API server sees its file)."""
+    daemonset = str(EXAMPLES / "cluster" / "daemonset-node-critical.yaml")
+    static = pod("kube-proxy", source="file", at="2m", requests={"cpu": "10m"})
+    static["manifest"]["spec"]["priorityClassName"] = "system-node-critical"
+    sc = scenario(duration="10m", pods=[pod("runner", usage={"memory": "100Mi"}), {"file": daemonset, "at": "2m"},
+                                        static, pod("web", at="2m", requests={"cpu": "100m"})],
+                  events=[{"at": "1m", "pullImage": {"name": "ml/huge:1", "size": "72Gi"}}])
+    err = capsys.readouterr().err
+    assert "pods[1].file: DaemonSet kube-system/node-agent: read through its Pod template (spec.template)" in err
+    assert "pods[1]: priority 2000001000 from priorityClassName system-node-critical" in err
+    assert "pods[2]" not in err
+    agent, proxy = sc.pods[1].plan.pod, sc.pods[2].plan.pod
+    assert (agent.metadata.name, agent.spec.priority, proxy.spec.priority) == ("node-agent", 2000001000, None)
+    trace = run_node(sc)
+    assert [r["pod"] for r in trace.rejections] == ["web"]
+    assert any(p["name"] == "node-agent" and p["status"] == "Running" for p in trace.pods)

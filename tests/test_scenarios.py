@@ -227,3 +227,19 @@ def test_exceeded_grace_period_event_times(name, times):
     # killPodNow (pod_workers.go): 10 s after a hard eviction (override 0) of a pod with a 30 s grace period.
     timeline = replay(name)
     assert [h.time for h in timeline.happenings if "ExceededGracePeriod" in h.text] == times
+
+
+def test_a_workload_file_is_read_through_its_pod_template_with_its_priority_resolved(capsys):
+    """An eviction scenario's pods[].file may hold a workload, read as show and admit read it; a built-in class gives
+    the priority the API server's Priority admission sets (plugin/pkg/admission/priority/admission.go, v1.27.7)."""
+    doc = {"duration": "1m", "node": {"name": "n", "capacity": {"memory": "4Gi", "nodefs": "100Gi", "inodes": 1000000,
+                                                                "maxpid": 10000}},
+           "pods": [{"file": str(EXAMPLES / "cluster" / "daemonset-node-critical.yaml"), "usage": {"memory": "50Mi"}},
+                    {"file": str(EXAMPLES / "cluster" / "job.yaml"), "usage": {"memory": "100Mi"}}]}
+    scenario = sim.load_scenario(doc, name="t", where="t.yaml")
+    agent, report = (plan.pod for plan in scenario.pods)
+    assert (agent.metadata.name, agent.spec.priority, report.metadata.name, report.spec.priority) == \
+        ("node-agent", 2000001000, "report", None)
+    err = capsys.readouterr().err
+    assert "note: t.yaml: pods[1].file: Job batch/report: read through its Pod template (spec.template)" in err
+    assert "note: t.yaml: pods[0]: priority 2000001000 from priorityClassName system-node-critical" in err

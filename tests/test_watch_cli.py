@@ -8,6 +8,8 @@ kubelet's: canAdmitPod's verdict (kubelet.go), GetPodQOS, and computePodActions 
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from mini_kubelet.cmd.main import main
@@ -52,7 +54,7 @@ def test_once_lists_and_says_what_the_kubelet_would_do(tmp_path, capsys):
     assert out.splitlines()[0] == f"node {NODE}: listing pods with spec.nodeName={NODE} (read-only)"
     web = out.split("ADDED default/web (resourceVersion 8)\n")[1].split("ADDED")[0]
     assert "phase Pending, QoS class BestEffort" in web
-    assert "admission (as a new pod, against the 2 other active pods): admitted" in web
+    assert "admission (oldest first, against the 0 active pods admitted before it): admitted" in web  # listed first
     assert ("first sync (nothing in the runtime yet): create the pod sandbox (attempt 0); start init container "
             "migrate (the others wait for it)") in web
     big = out.split("ADDED default/big")[1].split("ADDED")[0]
@@ -120,3 +122,87 @@ def test_bad_kubeconfig_is_one_line_and_exit_2(tmp_path, capsys, content):
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err.count("\n") == 1
     assert captured.err.startswith(f"mini-kubelet: {path}: cannot use this kubeconfig: ")
+
+
+PRESSURE_NODE = {**NODE_OBJECT, "status": {**NODE_OBJECT["status"], "conditions": [
+    {"type": "MemoryPressure", "status": "True"}, {"type": "DiskPressure", "status": "False"}]}}
+
+
+def test_watch_gives_admits_verdict_on_a_memory_pressure_node(tmp_path, capsys):
+    """One admission path (cmd/admit.py admit_on_node): a BestEffort Pod on a MemoryPressure node is refused by the
+    eviction manager's handler (eviction_manager.go managerImpl.Admit, v1.27.7), in watch as in admit."""
+    best_effort, burstable = pod("web", 8), pod("api", 9, memory="64Mi")
+    with FakeAPIServer([(10, [best_effort, burstable])], [], 200,
+                       objects={f"/api/v1/nodes/{NODE}": (200, PRESSURE_NODE)}) as server:
+        assert main(["watch", "--kubeconfig", kubeconfig(tmp_path, server.url), "--node", NODE, "--once"]) == 0
+    out = capsys.readouterr().out
+    web = out.split("ADDED default/web (resourceVersion 8)\n")[1].split("ADDED")[0]
+    assert ": rejected: Evicted: The node had condition: [MemoryPressure]. " in web
+    assert "first sync" not in web
+    assert ": admitted" in out.split("ADDED default/api (resourceVersion 9)\n")[1]
+    pods, node = tmp_path / "pods.yaml", tmp_path / "node.yaml"
+    pods.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [best_effort, burstable]}))
+    node.write_text(json.dumps(PRESSURE_NODE))
+    assert main(["admit", str(pods), "--node", str(node), "--brief"]) == 1
+    admitted = capsys.readouterr().out
+    assert "Pod default/web: REJECTED by the eviction handler" in admitted and "Pod default/api: ADMITTED" in admitted
+
+
+def test_a_rejected_pod_does_not_count_against_a_later_one(tmp_path, capsys):
+    """As the kubelet admits them (kubelet.go HandlePodAdditions, v1.27.7): oldest first, each against the pods
+    admitted before it, less the rejected (failed) ones; the list's own order does not matter."""
+    made = {name: {**pod(name, rv, memory=memory)} for name, rv, memory in
+            (("third", 7, "512Mi"), ("second", 8, "8Gi"), ("first", 9, "3Gi"))}
+    for minute, name in enumerate(("first", "second", "third")):
+        made[name]["metadata"]["creationTimestamp"] = f"2024-05-14T10:0{minute}:00Z"
+    with Server([(10, list(made.values()))], []) as server:
+        assert main(["watch", "--kubeconfig", kubeconfig(tmp_path, server.url), "--node", NODE, "--once"]) == 0
+    out = capsys.readouterr().out
+    assert "against the 1 active pods admitted before it): rejected: OutOfmemory" in out.split("default/second")[1]
+    third = out.split("default/third")[1].split("ADDED")[0]
+    assert "(oldest first, against the 1 active pods admitted before it): admitted" in third  # 3Gi + 512Mi fit in 4Gi
+
+
+def exec_kubeconfig(tmp_path, url, command, args=()):
+    """A kubeconfig whose user gets credentials from an exec plugin, as EKS's and GKE's do."""
+    path = tmp_path / "exec-kubeconfig"
+    path.write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "test",
+        "clusters": [{"name": "test", "cluster": {"server": url}}],
+        "users": [{"name": "test", "user": {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1",
+                                                     "command": command, "args": list(args)}}}],
+        "contexts": [{"name": "test", "context": {"cluster": "test", "user": "test"}}]}))
+    return str(path)
+
+
+def watch_process(path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    return subprocess.run([sys.executable, "-m", "mini_kubelet", "watch", "--kubeconfig", path, "--node", NODE, "--once"],
+                          capture_output=True, text=True, cwd=root, env=env, timeout=60)
+
+
+@pytest.mark.parametrize("plugin, server, message", [
+    ("no-such-credential-plugin", "https://127.0.0.1:1",
+     "cannot use this kubeconfig: its exec plugin gave no credentials: [Errno 2] No such file or directory: "
+     "'no-such-credential-plugin'"),
+    ("token", "https://127.0.0.1:1", "cannot reach the API server at https://127.0.0.1:1: "),
+])
+def test_an_exec_plugin_kubeconfig_prints_only_the_one_line_error(tmp_path, plugin, server, message):
+    """The client library logs a failed exec plugin (and urllib3 its retries) instead of raising: none of it is printed."""
+    command = plugin
+    if plugin == "token":  # a plugin that works: an ExecCredential with a token
+        script = tmp_path / "plugin.py"
+        script.write_text('import json\nprint(json.dumps({"apiVersion": "client.authentication.k8s.io/v1beta1", '
+                          '"kind": "ExecCredential", "status": {"token": "t0k3n"}}))\n')
+        import sys
+        command = sys.executable
+    path = exec_kubeconfig(tmp_path, server, command, [str(tmp_path / "plugin.py")] if plugin == "token" else [])
+    result = watch_process(path)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith(f"mini-kubelet: {path}: {message}"), result.stderr

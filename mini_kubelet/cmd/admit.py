@@ -67,7 +67,7 @@ def admission_report(pods: list[V1Pod], node: V1Node, running: list[V1Pod]) -> d
             counted.append(pod)
     active = {id(p) for p in kubelet.filter_out_inactive_pods(counted)}
     inactive = [{"pod": api.pod_label(p), "why": f"phase {p.status.phase}"} for p in counted if id(p) not in active]
-    conditions = node_pressure_conditions(node)
+    outcomes, conditions = admit_on_node(pods, node, counted)
     notes: list[str] = []
     report = {"version": VERSION,
               "node": {"name": node.metadata.name, "os": lifecycle.GOOS,
@@ -75,11 +75,35 @@ def admission_report(pods: list[V1Pod], node: V1Node, running: list[V1Pod]) -> d
               "running": {"counted": [api.pod_label(p) for p in counted], "left_out": left_out, "inactive": inactive,
                           "admitting": admitting},
               "notes": notes, "pods": []}
-    manager = eviction.Manager(eviction.Config(), clock=None)
-    manager.node_conditions = conditions  # what the eviction manager last reported (the Node's status)
-    for outcome in kubelet.handle_pod_additions(pods, node, admitted=counted, eviction_admit=manager.admit):
+    for outcome in outcomes:
         report["pods"].append(_describe(outcome, node, conditions))
     return report
+
+
+def admit_on_node(pods: list[V1Pod], node: V1Node, admitted: list[V1Pod] = ()
+                  ) -> tuple[list[kubelet.AdmissionOutcome], list[str]]:
+    """HandlePodAdditions on this Node, with the eviction manager's handler reading its pressure conditions.
+
+    The one admission path of the commands (admit, watch): new pods oldest first, each against the active
+    `admitted` pods and those admitted before it. Returns the outcomes and the conditions read.
+    Upstream: pkg/kubelet/kubelet.go Kubelet.HandlePodAdditions, eviction_manager.go managerImpl.Admit first
+    """
+    conditions = node_pressure_conditions(node)
+    manager = eviction.Manager(eviction.Config(), clock=None)
+    manager.node_conditions = conditions  # what the eviction manager last reported (the Node's status)
+    return kubelet.handle_pod_additions(pods, node, admitted=admitted, eviction_admit=manager.admit), conditions
+
+
+def bound_elsewhere_note(pod: V1Pod, node: V1Node) -> str:
+    """A note when the Pod is bound to another node: this kubelet's API source would never deliver it ("" if not).
+
+    Upstream: pkg/kubelet/config/apiserver.go NewSourceApiserver (the list and watch select spec.nodeName)
+    """
+    bound, name = pod.spec.node_name, node.metadata.name
+    if not bound or bound == name:
+        return ""
+    return (f"spec.nodeName is {bound}: the kubelet of {name} would never see this Pod, as its API source lists "
+            f"only the Pods with spec.nodeName={name}; this verdict is what it would do if handed the Pod anyway")
 
 
 def node_pressure_conditions(node: V1Node) -> list[str]:
@@ -102,7 +126,7 @@ def _describe(outcome: kubelet.AdmissionOutcome, node: V1Node, conditions: list[
              "status": {"phase": _phase(outcome), "reason": outcome.status_reason,
                         "message": outcome.status_message},
              "event": dict(zip(("type", "reason", "message"), outcome.event)) if outcome.event else None,
-             "notes": resource_notes(pod),
+             "notes": [note for note in (bound_elsewhere_note(pod, node),) if note] + resource_notes(pod),
              "checks": [], "fit": [], "ignored_requests": [], "checked_against": len(outcome.active_pods),
              "preempted": [{"pod": api.pod_label(v.pod),
                             "status": {"phase": v.status_phase, "reason": v.status_reason, "message": v.status_message},

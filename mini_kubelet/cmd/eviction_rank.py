@@ -4,7 +4,8 @@
 real node: the Summary is what `kubectl get --raw /api/v1/nodes/NODE/proxy/stats/summary` prints, the
 pods what `kubectl get pods -A -o yaml --field-selector spec.nodeName=NODE` prints. Pods are matched to
 their stats by UID, as the kubelet does; finished pods (Succeeded, Failed) are left out, as they are not
-active.
+active. The ranking is on the stats given: the kubelet ranks on the Summary it reads at the pass that
+evicts, so its last line (and the JSON's "note", with "stats_time") says so.
 
 Upstream: pkg/kubelet/eviction/helpers.go buildSignalToRankFunc (the rank functions); the keys and the
 reason the first pod goes are sim.rank_rows and sim.decided_by.
@@ -24,6 +25,7 @@ from mini_kubelet.cmd.run_report import WIDTH, fit_table, wrap
 from mini_kubelet.eviction import ranking, signals
 from mini_kubelet.eviction.api import containerfs_signals_known
 from mini_kubelet.eviction.manager import SPLIT_DISK_GATE_OFF
+from mini_kubelet.sim.replay import EVICTION_MONITORING_PERIOD
 
 RANK_SCHEMA_VERSION = "mini-kubelet.eviction-rank/v1"
 _FINISHED = ("Succeeded", "Failed")
@@ -72,8 +74,27 @@ def rank_pods(summary: stats.Summary, pods: list[V1Pod], signal: str, dedicated_
         "decided_by": None if first is None else sim.decided_by(rows, first, signal),
         "left_out": left_out,
         "stats_without_pod": unmatched,
+        "stats_time": _stats_time(summary),
+        "note": STATS_NOTE,
     }
 # --8<-- [end:rank_pods]
+
+
+STATS_NOTE = ("ranked on the stats given, not on those of the moment of an eviction: the kubelet ranks on the "
+              f"Summary it reads at the pass that evicts (a fresh one every {EVICTION_MONITORING_PERIOD} s), when "
+              "usage, and with it the order, may differ")
+
+
+def _stats_time(summary: stats.Summary) -> Optional[str]:
+    """When the node's stats in the Summary were taken (memory's, else cpu's, else nodefs's), RFC 3339; None if not said.
+
+    Upstream: pkg/kubelet/eviction/eviction_manager.go managerImpl.synchronize (summaryProvider.Get at each pass)
+    """
+    node = summary.node
+    for part in (node.memory, node.cpu, node.fs):
+        if part is not None and part.time is not None:
+            return part.time.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return None
 
 
 def _has_dedicated_image_fs(summary: stats.Summary) -> bool:
@@ -140,6 +161,8 @@ def render_rank_text(report: dict) -> str:
     if not report["pods"]:
         lines.append("No active pod to rank.")
     lines += wrap("The QoS class is shown for comparison: the kubelet never reads it when ranking.", "", "  ")
+    taken = f" (taken {report['stats_time']})" if report["stats_time"] else ""
+    lines += wrap(f"Note: {report['note'].replace('stats given', 'stats given' + taken, 1)}.", "", "  ")
     lines += [line for item in report["left_out"] for line in wrap(f"Left out: {item['pod']}: {item['reason']}", "", "  ")]
     lines += [line for item in report["stats_without_pod"]
               for line in wrap(f"Stats for a pod not in the pods file: {item}", "", "  ")]

@@ -14,7 +14,7 @@ from typing import Optional
 
 from kubernetes.client import V1Node, V1Pod
 
-from mini_kubelet import api, features, resource
+from mini_kubelet import api, features, resource, types
 
 MIRRORED_MINOR = "1.27"  # the kubelet release whose numbers the course computes
 SIDECAR_RESTART_POLICY = "Always"  # an init container with restartPolicy: Always is a sidecar (1.28+)
@@ -27,7 +27,7 @@ class Inputs:
         self.stdin_used_by = ""
 
     def load(self, path: str, flag: str = "") -> list[api.Manifest]:
-        """The Pods and Nodes in a file, its notes (templates read, documents skipped) printed on stderr."""
+        """The Pods and Nodes in a file, its notes (templates read, documents skipped, priorities resolved) on stderr."""
         if path == api.STDIN:
             if self.stdin_used_by:
                 raise api.UsageError(f"{flag}: - (standard input) is already read for {self.stdin_used_by}" if flag
@@ -35,6 +35,10 @@ class Inputs:
             self.stdin_used_by = flag or "FILE"
         notes: list[str] = []
         objects = api.load_manifests(path, notes)
+        for obj in objects:
+            resolved = types.resolve_system_priority(obj) if isinstance(obj, V1Pod) else None
+            if resolved:
+                notes.append(f"{api.source_name(path)}: Pod {api.pod_label(obj)}: {resolved}")
         for note in notes:
             print(f"note: {note}", file=sys.stderr)
         return objects

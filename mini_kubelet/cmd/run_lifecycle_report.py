@@ -20,10 +20,14 @@ The JSON structure (times are seconds since the start; a back-off is seconds, or
 from __future__ import annotations
 
 import json
+import textwrap
+from datetime import timedelta
 from typing import Optional
 
-from mini_kubelet.cmd.inputs import with_profile
+from mini_kubelet import features
+from mini_kubelet.cmd.inputs import is_sidecar, sidecar_note, with_profile
 from mini_kubelet.container import is_restartable_init_container
+from mini_kubelet.flowcontrol import crash_loop_back_off_reset
 
 from mini_kubelet.sim.lifecycle_expect import check_lifecycle_expect
 from mini_kubelet.sim.lifecycle_timeline import LifecycleTimeline
@@ -57,8 +61,7 @@ def render_text(timeline: LifecycleTimeline) -> str:
         rows = [["TIME", "CONTAINER", "COUNT", "LAST EXIT", "BACK-OFF WAITED"]]
         for r in timeline.restarts:
             last = f"{r.exit_code} ({r.reason})" if r.exit_code is not None else "-"
-            rows.append([d(r.time), f"{r.pod}/{r.container}", str(r.count), last,
-                         d(r.back_off) if r.back_off is not None else "none (first restart)"])
+            rows.append([d(r.time), f"{r.pod}/{r.container}", str(r.count), last, _waited(r, timeline)])
         lines += ["  " + line for line in _table(rows)]
     if timeline.kills:
         lines += ["", "pods stopped (killPod)"]
@@ -74,6 +77,10 @@ def render_text(timeline: LifecycleTimeline) -> str:
     if timeline.happenings:
         lines += ["", "what happened"]
         lines += ["  " + line for line in _table([[d(h["time"]), h["text"]] for h in timeline.happenings])]
+    notes = lifecycle_notes(timeline)
+    if notes:
+        lines += [""] + [line for note in notes for line in textwrap.wrap(note, 80, initial_indent="note: ",
+                                                                          subsequent_indent="  ", break_on_hyphens=False)]
     lines += [""]
     for name, status in timeline.final.items():
         phase = (status or {}).get("phase", "Pending")
@@ -89,6 +96,54 @@ def render_text(timeline: LifecycleTimeline) -> str:
         lines += [f"  - {failure}" for failure in failures]
     return "\n".join(lines)
 # --8<-- [end:render_text]
+
+
+def lifecycle_notes(timeline: LifecycleTimeline) -> list[str]:
+    """What the tables alone do not say: a sidecar the release does not know, a startup probe that holds READY back.
+
+    Upstream: the sidecar note is show's and explain's (cmd/inputs.py sidecar_note), for a release without
+    SidecarContainers; a container with a startupProbe is not started, so not ready, and its readiness and
+    liveness probes do not run, until the startup probe succeeds (pkg/kubelet/prober/worker.go doProbe,
+    prober_manager.go manager.UpdatePodStatus)
+    """
+    notes = []
+    for plan in timeline.scenario.pods:
+        pod, name = plan.pod, plan.pod.metadata.name
+        sidecar = sidecar_note(pod) if not features.DEFAULT_FEATURE_GATE.enabled("SidecarContainers") else None
+        if sidecar:
+            inits = pod.spec.init_containers
+            first = next(i for i, c in enumerate(inits) if is_sidecar(c))
+            notes.append(f"{name}: {sidecar}. Here {inits[first].name} must exit before the app containers start: "
+                         f"while it runs, the Pod stays at Init:{first}/{len(inits)}")
+        statuses = {c.get("name"): c for c in (timeline.final.get(name) or {}).get("containerStatuses", [])}
+        for c in pod.spec.containers:
+            status = statuses.get(c.name, {})
+            if c.startup_probe is not None and "running" in status.get("state", {}) and not status.get("started"):
+                notes.append(f"{name}/{c.name} is not ready: readiness waits for its startupProbe, which has not "
+                             "succeeded, and its readiness and liveness probes do not run before it does (the replay "
+                             f"runs no probe: an event {{probe: {{pod: {name}, container: {c.name}, startup: success}}}} "
+                             "passes it)")
+    return notes
+
+
+def _waited(restart, timeline: LifecycleTimeline) -> str:
+    """The BACK-OFF WAITED cell: the delay, or why there was none (the first restart, or the back-off started over).
+
+    Upstream: kuberuntime_manager.go doBackOff with flowcontrol Backoff.IsInBackOffSince and Next: the first exit
+    has no entry; an exit more than the reset period (600 s in v1.27) after the entry's last update (the
+    restart before) finds it expired, and the restart is immediate again, the next delay back at the first.
+    """
+    if restart.back_off is not None:
+        return d(restart.back_off)
+    before = next((r for r in timeline.restarts if (r.pod, r.container, r.count) ==
+                   (restart.pod, restart.container, restart.count - 1)), None)
+    if restart.count <= 1 or before is None:
+        return "none (first restart)"
+    period = timeline.scenario.kubelet.get("crashLoopBackOff", {}).get("maxContainerRestartPeriod")
+    reset = int(crash_loop_back_off_reset(timedelta(seconds=period) if period is not None else None).total_seconds())
+    if restart.time - before.time > reset:
+        return f"none (back-off reset: it ran over {d(reset)})"
+    return "none"
 
 
 def aggregate_events(events: list[dict]) -> list[tuple[int, int, int, dict]]:

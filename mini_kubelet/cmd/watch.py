@@ -4,7 +4,9 @@
 Pods whose spec.nodeName is NAME, as the kubelet's API source does (pkg/kubelet/config/apiserver.go), then
 follows their changes through watch connections (a 410 Gone relists, a dropped connection resumes from the
 last resourceVersion). For each Pod that appears or changes it prints its admission verdict, QoS class and
-what the first sync would do; for a Pod that goes, that the kubelet would stop it. It only ever sends GETs.
+what the first sync would do; for a Pod that goes, that the kubelet would stop it. The verdict is `admit`'s
+(the same code): the listed Pods as a kubelet starting now admits them, oldest first, each against the active
+ones admitted before it, the Node's pressure conditions read by the eviction handler. It only ever sends GETs.
 The access it needs (RBAC, cluster-wide): get on nodes, list and watch on pods (--once does without watch).
 An unreachable cluster, a bad kubeconfig, a refusal (401/403) or a missing Node: one line, exit 2.
 """
@@ -26,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     from kubernetes.client import CoreV1Api
 
     from mini_kubelet.cmd.inputs import profile_line, use_node_release
-    from mini_kubelet.cmd.watch_report import pod_view, render
+    from mini_kubelet.cmd.watch_report import admit_all, pod_view, render
     from mini_kubelet.config.apiserver import SourceApiserver, load_client
 
     if args.connections < 0:
@@ -37,13 +39,14 @@ def run(args: argparse.Namespace) -> int:
 
     def on_set(update) -> None:
         pods = {p.metadata.uid: p for p in update.pods}
+        outcomes = admit_all(list(pods.values()), state["node"])
         lines = []
         for uid, p in pods.items():
             before = seen.get(uid)
             if before is not None and before[0] == p.metadata.resource_version:
                 continue
             change = "ADDED" if before is None else "MODIFIED"
-            lines.append(render(pod_view(p, state["node"], list(pods.values())), change))
+            lines.append(render(pod_view(p, outcomes.get(uid)), change))
         for uid, (_, p) in seen.items():
             if uid not in pods:
                 lines.append(f"DELETED {p.metadata.namespace}/{p.metadata.name}\n  gone from the API: the kubelet "

@@ -43,8 +43,20 @@ def _actions(pod: V1Pod) -> str:
 
 
 # --8<-- [start:pod_view]
-def pod_view(pod: V1Pod, node: Optional[V1Node], others: list[V1Pod]) -> PodView:
-    """Admission against the node and the other active pods, the QoS class, and what the first sync would do.
+def admit_all(pods: list[V1Pod], node: V1Node) -> dict[str, kubelet.AdmissionOutcome]:
+    """Each listed pod's admission as a kubelet starting now would do it, by UID: `admit`'s path (admit_on_node).
+
+    Upstream: pkg/kubelet/kubelet.go Kubelet.HandlePodAdditions (all pods of the first SET, oldest first, each
+    against the active pods admitted before it; the eviction manager's handler reads the Node's conditions)
+    """
+    from mini_kubelet.cmd.admit import admit_on_node
+
+    waiting = [p for p in pods if ((p.status.phase if p.status else None) or "Pending") not in ("Succeeded", "Failed")]
+    return {o.pod.metadata.uid: o for o in admit_on_node(waiting, node)[0] if not o.skipped}
+
+
+def pod_view(pod: V1Pod, outcome: Optional[kubelet.AdmissionOutcome]) -> PodView:
+    """Admission (its outcome from admit_all), the QoS class, and what the first sync would do.
 
     Upstream: pkg/kubelet/kubelet.go Kubelet.HandlePodAdditions (canAdmitPod with filterOutInactivePods)
     """
@@ -55,14 +67,13 @@ def pod_view(pod: V1Pod, node: Optional[V1Node], others: list[V1Pod]) -> PodView
         lines.append("a mirror pod: the API copy of a static pod; never admitted or run from the API "
                      "(deleting it only makes the kubelet create it again)")
         return PodView(key, meta.resource_version or "", lines)
-    if phase in ("Succeeded", "Failed"):
+    if phase in ("Succeeded", "Failed") or outcome is None:
         lines.append("terminal: the pod worker only finishes it (nothing is started again)")
         return PodView(key, meta.resource_version or "", lines)
-    active = kubelet.filter_out_inactive_pods([p for p in others if p.metadata.uid != meta.uid
-                                               and not types.is_mirror_pod(p)])
-    result = kubelet.can_admit_pod(active, pod, node)
+    result = outcome.result
     verdict = "admitted" if result.admit else f"rejected: {result.reason}: {result.message}"
-    lines.append(f"admission (as a new pod, against the {len(active)} other active pods): {verdict}")
+    lines.append(f"admission (oldest first, against the {len(outcome.active_pods)} active pods admitted before it): "
+                 f"{verdict}")
     if meta.deletion_timestamp is not None:
         grace, _ = calculate_effective_grace_period(PodSyncStatus(), pod, None)
         lines.append(f"being deleted: the pod worker stops it with a grace period of {grace}s")

@@ -11,6 +11,7 @@ Left out of the reflector: its back-off between failed attempts, paging of lists
 
 from __future__ import annotations
 
+import logging
 from typing import Callable, Optional
 
 from kubernetes import client, watch
@@ -26,17 +27,41 @@ WAIT_FOR_API_SERVER_SYNC_PERIOD = 1  # seconds between checks that the node info
 MIN_WATCH_TIMEOUT = 5 * 60  # seconds: the reflector's watch timeout is random in [5 min, 10 min)
 
 
+class _ClientLog(logging.Handler):
+    """The client library's error records, kept instead of printed (it logs an exec plugin's failure, not raise)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+CLIENT_LOG = _ClientLog()  # on the root logger, so that logging never sets up its own stderr handler
+
+
 def load_client(kubeconfig: str, context: Optional[str] = None) -> client.ApiClient:
     """An API client from a kubeconfig file, or a UsageError naming the file.
 
     Upstream: cmd/kubelet/app/server.go buildKubeletClientConfig (the kubelet reads --kubeconfig)
+    The library's log lines (an exec plugin that fails, urllib3's retries) are not printed: a failed exec
+    plugin is the one-line error instead.
     """
     from kubernetes import config
+    root = logging.getLogger()
+    if CLIENT_LOG not in root.handlers:
+        root.addHandler(CLIENT_LOG)
+    CLIENT_LOG.messages.clear()
     try:
-        return config.new_client_from_config(config_file=kubeconfig, context=context, persist_config=False)
+        api_client = config.new_client_from_config(config_file=kubeconfig, context=context, persist_config=False)
     except Exception as err:  # ConfigException, a missing file, bad YAML: all one line for the user
         problem = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise UsageError(f"{kubeconfig}: cannot use this kubeconfig: {problem}") from None
+    if CLIENT_LOG.messages:
+        problem = CLIENT_LOG.messages[0].strip().splitlines()[0] if CLIENT_LOG.messages[0].strip() else "no output"
+        raise UsageError(f"{kubeconfig}: cannot use this kubeconfig: its exec plugin gave no credentials: {problem}")
+    return api_client
 
 
 # --8<-- [start:source_apiserver]

@@ -15,7 +15,7 @@ A lifecycle scenario (times are Go durations; the replay steps one second at a t
     duration: 2m                      # how long to replay (default 2m, at most 6h)
     node: {name: node-1}              # optional: a name, and/or file:/manifest: a Node (default: 4 CPUs, 16Gi)
     pods:
-      - file: ../pods/lifecycle-web.yaml   # one Pod, relative to this file; or `manifest:` inline
+      - file: ../pods/lifecycle-web.yaml   # one Pod (or workload: its template), relative to this file; or `manifest:`
         source: api                   # api (default): bound by the scheduler, from the API server;
                                       # file: a static Pod from the kubelet's manifest folder
         at: 0s                        # when its source first delivers it (default 0s)
@@ -95,7 +95,7 @@ and counts are Kubernetes quantities such as 512Mi, 4Gi, 1Mi, 4194304):
       - {name: "registry.example/batch:v1", size: 3Gi, lastUsed: -2h}  # lastUsed omitted: never used
                                       # also inodes, pinned, detected (default: found at kubelet start)
     pods:                             # running when the replay starts, in this order
-      - file: ../pods/web.yaml        # one Pod, relative to this file; or `manifest:` inline
+      - file: ../pods/web.yaml        # one Pod (or workload: its template), relative to this file; or `manifest:`
         usage:                        # the first container's usage (or containers: {NAME: {...}})
           memory: {0s: 200Mi, 2m: 900Mi}   # steps: 200Mi from 0s, 900Mi from 2m
           rootfs: {ramp: {0s: 0, 10m: 5Gi}}  # a ramp: a straight line between points
@@ -138,7 +138,8 @@ How the replay maps to the kubelet:
   ranking may come out differently on a real node.
 - A pod without metadata.uid gets its name as UID (as upstream's tests do); spec.priority unset is
   resolved from priorityClassName system-node-critical / system-cluster-critical like the API server
-  does; terminationGracePeriodSeconds unset is 30; requests missing from limits are defaulted.
+  does (with a note on stderr; not for a static pod, which no API server sees); terminationGracePeriodSeconds
+  unset is 30; requests missing from limits are defaulted.
 
 The package, in the order a scenario goes through it:
 

@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 from kubernetes.client import V1Node, V1Pod, V1PodStatus
 
-from .. import api, features, resource
+from .. import api, features, resource, types
 from ..clock import DEFAULT_START
 from ..config.common import try_decode_single_pod
 from .reader import Reader, read_scenario  # noqa: F401  (read_scenario: for the replay and the command)
@@ -170,6 +170,26 @@ def _read_doc(r: Reader, entry: dict, path: str) -> Any:
     return docs[0]
 
 
+def read_pod_doc(r: Reader, entry: dict, path: str) -> Any:
+    """A pod entry's document; a workload (a Job, a Deployment...) from the API as the Pod its template makes.
+
+    The same reading as show, explain and admit (api.template_pod_document), said in a note on stderr.
+    A static pod's file is left as it is: the kubelet's file source reads only Pods.
+    """
+    doc = _read_doc(r, entry, path)
+    kind = doc.get("kind") if isinstance(doc, dict) else None
+    if kind not in api.WORKLOAD_TEMPLATES or entry.get("source", "api") != "api":
+        return doc
+    where = f"{path}.manifest" if "manifest" in entry else f"{path}.file"
+    try:
+        pod_doc, fields = api.template_pod_document(doc, r.source)
+    except api.ManifestError as err:
+        r.fail(f"{where}.{err.path}", err.problem)
+    meta = pod_doc["metadata"]
+    r.note(where, api.template_note(kind, f"{meta.get('namespace') or 'default'}/{meta.get('name')}", fields))
+    return pod_doc
+
+
 def _pod(r: Reader, raw: Any, path: str, node_name: str, duration: int) -> LifecyclePod:
     entry = r.mapping(raw, path, ("file", "manifest", "source", "at", "run"))
     if ("file" in entry) == ("manifest" in entry):
@@ -177,7 +197,7 @@ def _pod(r: Reader, raw: Any, path: str, node_name: str, duration: int) -> Lifec
     source = entry.get("source", "api")
     if source not in ("api", "file"):
         r.fail(f"{path}.source", f"expected api (from the API server) or file (a static pod), got {source!r}")
-    doc = _read_doc(r, entry, path)
+    doc = read_pod_doc(r, entry, path)
     where = f"{path}.manifest" if "manifest" in entry else f"{path}.file"
     try:
         api.pod_from_manifest(copy.deepcopy(doc), r.source)  # the checks every command makes
@@ -193,6 +213,7 @@ def _pod(r: Reader, raw: Any, path: str, node_name: str, duration: int) -> Lifec
     if at >= duration:
         r.fail(f"{path}.at", f"{format_duration(at)} is not before the end of the replay ({format_duration(duration)})")
     if source == "api":  # what the API server and the scheduler's Binding give it
+        r.note(path, types.resolve_system_priority(pod))
         pod.metadata.namespace = pod.metadata.namespace or "default"
         pod.metadata.uid = pod.metadata.uid or pod.metadata.name
         pod.spec.node_name = node_name

@@ -21,7 +21,7 @@ from ..clock import DEFAULT_START
 from ..config.common import try_decode_single_pod
 from ..eviction import manager as mgr
 from . import scenario as ev
-from .lifecycle_scenario import _read_doc
+from .lifecycle_scenario import read_pod_doc
 from .reader import Reader
 from .series import Series, format_duration
 from .settings import KUBELET_KEYS, kubelet_settings
@@ -209,7 +209,7 @@ def _pods(r: Reader, raw: Any, path: str, node_name: str, duration: int) -> list
     count = entry.get("count", 1)
     if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= 5000:
         r.fail(f"{path}.count", f"expected a whole number from 1 to 5000, got {count!r}")
-    doc = _read_doc(r, entry, path)
+    doc = read_pod_doc(r, entry, path)
     meta = doc.get("metadata") if isinstance(doc, dict) else None
     if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
         r.fail(f"{path}.{'manifest' if 'manifest' in entry else 'file'}.metadata.name", "required")
@@ -234,15 +234,14 @@ def _pod(r: Reader, entry: dict, doc: dict, path: str, node_name: str, duration:
     source = entry.get("source", "api")
     if source not in ("api", "file"):
         r.fail(f"{path}.source", f"expected api (from the API server) or file (a static pod), got {source!r}")
-    plan = ev._pod(r, {"manifest": doc, **({"usage": entry["usage"]} if "usage" in entry else {})}, path)
+    plan = ev._pod(r, {"manifest": doc, **({"usage": entry["usage"]} if "usage" in entry else {})}, path,
+                   static=source == "file")
     if source == "file":
         try:
             pod = resource.set_defaults_pod(try_decode_single_pod(copy.deepcopy(doc), f"{r.source}:{path}", node_name))
         except api.ManifestError as err:
             r.fail(f"{path}.manifest" + (f".{err.path}" if err.path else ""), err.problem)
-        if pod.spec.priority is None and pod.spec.priority_class_name in ev.PRIORITY_CLASSES:
-            pod.spec.priority = ev.PRIORITY_CLASSES[pod.spec.priority_class_name]
-        plan.pod = pod
+        plan.pod = pod  # a static pod: no API server resolves its priorityClassName (types.resolve_system_priority)
     at = r.duration(entry.get("at", 0), f"{path}.at")
     if at >= duration:
         r.fail(f"{path}.at", f"{format_duration(at)} is not before the end of the replay ({format_duration(duration)})")

@@ -6,6 +6,7 @@ ParseThresholdConfig and the kubelet's flag parsing read them.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any, Iterator, NoReturn, Optional, Union
 
@@ -25,6 +26,13 @@ class Reader:
 
     def __init__(self, source: str, base: Path):
         self.source, self.base = source, base
+        self.notes: set[tuple[str, str]] = set()
+
+    def note(self, path: str, text: Optional[str]) -> None:
+        """Say something about the field at path on stderr, once (nothing when text is None)."""
+        if text and (path, text) not in self.notes:
+            self.notes.add((path, text))
+            print(f"note: {self.source}: {path}: {text}", file=sys.stderr)
 
     def fail(self, path: str, problem: str) -> NoReturn:
         """Stop reading: the field at path is wrong."""

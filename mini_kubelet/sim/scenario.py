@@ -21,10 +21,7 @@ from .settings import kubelet_settings
 
 DEFAULT_DURATION = 600  # seconds replayed when the scenario gives no duration (10m)
 MAX_DURATION = 24 * 3600  # a day: 8640 passes, replayed in seconds; a longer replay is refused at once
-PRIORITY_CLASSES = {  # the built-in classes' values (pkg/apis/scheduling/helpers.go SystemPriorityClasses)
-    types.SYSTEM_NODE_CRITICAL: types.SYSTEM_CRITICAL_PRIORITY + 1000,
-    types.SYSTEM_CLUSTER_CRITICAL: types.SYSTEM_CRITICAL_PRIORITY,
-}
+PRIORITY_CLASSES = types.SYSTEM_PRIORITY_CLASSES  # the built-in classes' values, resolved by types.resolve_system_priority
 CONTAINER_KEYS = ("memory", "rootfs", "logs", "inodes")  # a container's usage series
 POD_KEYS = ("pids", "volumes")  # a pod's own usage
 NODE_KEYS = ("memory", "nodefs", "inodes", "imagefs", "imagefsInodes", "pids")  # what the OS uses, not pods
@@ -143,8 +140,11 @@ def load_scenario(source: Union[str, Path, dict], *, name: str = "scenario", whe
 # --8<-- [end:load_scenario]
 
 
-def _pod(r: Reader, raw: Any, path: str) -> PodPlan:
-    """One pod entry: its manifest (a file or inline) as the kubelet sees it, and its usage series."""
+def _pod(r: Reader, raw: Any, path: str, *, static: bool = False) -> PodPlan:
+    """One pod entry: its manifest (a file or inline) as the kubelet sees it, and its usage series.
+
+    static: a static pod's manifest, which the API server never sees (so nothing resolves its priority).
+    """
     entry = r.mapping(raw, path, ("file", "manifest", "usage"))
     if ("file" in entry) == ("manifest" in entry):
         r.fail(path, "give either file: (a path) or manifest: (an inline Pod)")
@@ -155,15 +155,18 @@ def _pod(r: Reader, raw: Any, path: str) -> PodPlan:
         notes: list[str] = []
         objects = api.load_manifests(file, notes)
         pods = [obj for obj in objects if isinstance(obj, V1Pod)]
-        if len(pods) != 1 or len(objects) != 1 or notes:
-            r.fail(f"{path}.file", f"{entry['file']} must hold exactly one Pod")
+        read = [note for note in notes if api.TEMPLATE_READ in note]  # a workload, read as show and admit read it
+        if len(pods) != 1 or len(objects) != 1 or len(notes) != len(read):
+            r.fail(f"{path}.file", f"{entry['file']} must hold exactly one Pod (or one workload with a Pod template)")
+        for note in read:
+            r.note(f"{path}.file", note.split(": ", 1)[1])
         pod = pods[0]
     else:
         try:
             pod = api.pod_from_manifest(entry["manifest"], r.source)
         except api.ManifestError as err:
             r.fail(f"{path}.manifest" + (f".{err.path}" if err.path else ""), err.problem)
-    pod = _as_kubelet_sees_it(pod)
+    pod = _as_kubelet_sees_it(pod, r, path, static)
     usage = r.mapping(entry.get("usage", {}), f"{path}.usage", CONTAINER_KEYS + POD_KEYS + ("containers",))
     names = [c.name for c in pod.spec.containers]
     containers: dict[str, dict[str, Series]] = {name: {} for name in names}
@@ -189,13 +192,13 @@ def _pod(r: Reader, raw: Any, path: str) -> PodPlan:
     return PodPlan(pod, containers, volumes, pids, path)
 
 
-def _as_kubelet_sees_it(pod: V1Pod) -> V1Pod:
+def _as_kubelet_sees_it(pod: V1Pod, r: Reader, path: str, static: bool = False) -> V1Pod:
     """The pod after API-server defaulting and admission: requests from limits, uid, priority, grace period."""
     pod = resource.set_defaults_pod(pod)
     pod.metadata.namespace = pod.metadata.namespace or "default"
     pod.metadata.uid = pod.metadata.uid or pod.metadata.name
-    if pod.spec.priority is None and pod.spec.priority_class_name in PRIORITY_CLASSES:
-        pod.spec.priority = PRIORITY_CLASSES[pod.spec.priority_class_name]
+    if not static:
+        r.note(path, types.resolve_system_priority(pod))
     return pod
 
 
