@@ -70,14 +70,14 @@ def render_text(timeline: LifecycleTimeline) -> str:
             "no grace period override: each container gets the pod's terminationGracePeriodSeconds")]
             for k in timeline.kills])]
     if timeline.stops:
-        lines += ["", "containers stopped (killContainer: the kubelet waits for the preStop hook, then StopContainer "
-                  "sends SIGTERM and, after the grace period, SIGKILL; times as on a node, where the replay waits for neither)"]
-        rows = [["TIME", "CONTAINER", "PRESTOP HOOK", "GRACE PERIOD", "SIGTERM", "SIGKILL AT THE LATEST"]]
+        lines += ["", "containers stopped (killContainer: the preStop hook, then StopContainer; times as on a node, "
+                  "the replay waits for neither)"]
+        rows = [["TIME", "CONTAINER", "PRESTOP HOOK", "GRACE PERIOD", "SIGTERM", "SIGKILL BY"]]
         for c in timeline.stops:
             hook = "-" if c["preStop"] is None else (
                 d(c["preStop"]) if c["preStop"] == c["preStopRuns"] else f"{d(c['preStop'])} of {d(c['preStopRuns'])}: cut off")
             rows.append([d(c["time"]), f"{c['pod']}/{c['container']}", hook, d(c["gracePeriod"]), d(c["sigterm"]),
-                         f"{d(c['sigkillBy'])} ({d(c['sigkillBy'] - c['time'])} after the stop began)"])
+                         f"{d(c['sigkillBy'])} (+{d(c['sigkillBy'] - c['time'])})"])
         lines += ["  " + line for line in _table(rows)]
     lines += ["", "events (kubectl describe pod; a repeated event is one line with its count)"]
     lines += ["  " + line for line in _table([["TIME", "TYPE", "REASON", "OBJECT", "MESSAGE"]] + [
