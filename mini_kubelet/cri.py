@@ -139,6 +139,24 @@ class FakeContainer(_Watched):
     message: str = ""
 
 
+@dataclass
+class ContainerStop:
+    """One StopContainer, with the preStop hook the kubelet waited for before it (as its log lines tell).
+
+    pre_stop is None for a container without a hook (or with no time for it), else (seconds waited, seconds
+    the handler runs): a handler that outlasts the wait is left running. On a node SIGTERM comes at
+    time + waited and SIGKILL at the latest grace_period seconds later; the simulated container exits at once.
+    Upstream: pkg/kubelet/kuberuntime/kuberuntime_container.go killContainer (its "PreStop hook not completed
+    in grace period" and "Killing container with a grace period" log lines)
+    """
+
+    time: datetime
+    pod_uid: str
+    name: str
+    grace_period: int
+    pre_stop: Optional[tuple[int, int]] = None
+
+
 class RuntimeService:
     """The runtime: CRI calls for the kubelet, commands for the scenario, views for PLEG and status.
 
@@ -158,6 +176,9 @@ class RuntimeService:
         self.injected_errors: dict[str, str] = {}  # CRI call name -> message of its next failure
         self._seq = 0
         self.logged: dict[tuple[str, str], int] = {}  # (pod UID, container) -> highest restart count it logged
+        self.hook_durations: dict[tuple[str, str], int] = {}  # (pod UID, container) -> seconds its preStop handler runs
+        self.stops: list[ContainerStop] = []  # every StopContainer, in order
+        self._hooks_run: dict[str, tuple[int, int]] = {}  # container ID -> its preStop hook, until it is stopped
 
     def touch(self, pod_uid: str) -> None:
         """Count a change to the pod's runtime state."""
@@ -245,8 +266,23 @@ class RuntimeService:
         Upstream: k8s.io/cri-api RuntimeService.StopContainer
         """
         c = self.containers.get(container_id)
+        if c is not None:
+            self.stops.append(ContainerStop(self.clock.now(), c.pod_uid, c.name, timeout,
+                                            self._hooks_run.pop(container_id, None)))
         if c is not None and c.state != kc.CONTAINER_STATE_EXITED:
             self._exit(c, SIGTERM_EXIT_CODE, REASON_ERROR)
+
+    def run_pre_stop_hook(self, container_id: str, wait: int) -> int:
+        """Run the container's preStop handler, the kubelet waiting at most `wait` seconds: the seconds waited.
+
+        The simulated handler runs for hook_durations' seconds (0 unless set); the next StopContainer of the
+        container records both numbers.
+        Upstream: pkg/kubelet/lifecycle/handlers.go handlerRunner.Run (an exec goes to the runtime's ExecSync)
+        """
+        c = self.containers.get(container_id)
+        runs = self.hook_durations.get((c.pod_uid, c.name), 0) if c is not None else 0
+        self._hooks_run[container_id] = (min(runs, wait), runs)
+        return min(runs, wait)
 
     def remove_container(self, container_id: str) -> None:
         """Remove a container instance (its status disappears).

@@ -91,6 +91,7 @@ class Change:
 UNGATED_CHANGES: dict[str, Change] = {
     "ZeroRequestFitSkip": Change("1.28", "#116408", "the resource fit skips a resource the Pod requests none of"),
     "MemoryOOMGroup": Change("1.28", "#117793", "cgroup v2 containers get memory.oom.group=1: an OOM kills them whole"),
+    "PreStopGraceOverrideFix": Change("1.28", "#115835", "a stop's override bounds the preStop hook too: no second grace period after it"),
     "QOSClassFromStatus": Change("1.29", "#119665", "GetPodQOS reads status.qosClass; ComputePodQOS computes it"),
     "ImagefsInodesFreeDefault": Change("1.30", "#121834", "imagefs.inodesFree<5% joins the default evictionHard"),
     "HardEvictionOneSecondGrace": Change("1.31", "#124063", "a hard eviction or a force delete gives the Pod 1 s, not 0"),

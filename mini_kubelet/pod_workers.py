@@ -440,6 +440,9 @@ def _to_api_pod(running_pod: container.Pod) -> V1Pod:
 
 
 # --8<-- [start:kill_pod_now]
+KILL_POD_NOW_MIN_TIMEOUT_SECONDS = 10  # killPodNow's minTimeout: time for the kubelet and the runtime to SIGKILL
+
+
 @dataclass
 class KillRequest:
     """What killPodNow waits for: done once the pod is terminated, or an error after the timeout.
@@ -455,14 +458,15 @@ def kill_pod_now(pod_workers: PodWorkers) -> Callable[..., KillRequest]:
     """A function that asks the workers to kill a pod, with the timeout its caller would wait.
 
     Upstream: pkg/kubelet/pod_workers.go killPodNow
-    Go blocks until the kill completes or max(1.5 × grace period, 10 s) passes; here the caller gets the
-    request back and the clock decides (the timeout's event is ExceededGracePeriod).
+    Go blocks until the kill completes or 1.5 × the override (the Pod's grace period only without one), at
+    least 10 s, has passed; here the caller gets the request back and the clock decides (the timeout's event
+    is ExceededGracePeriod). A v1.27 hard eviction's override is 0: 10 s.
     """
     def kill(pod: V1Pod, is_evicted: bool, grace_period_override: Optional[int], status_fn=None) -> KillRequest:
         """Upstream: eviction.KillPodFunc, as killPodNow builds it"""
         grace_period = grace_period_override if grace_period_override is not None else (
             pod.spec.termination_grace_period_seconds or 0)
-        request = KillRequest(timedelta(seconds=max(grace_period + grace_period // 2, 10)))
+        request = KillRequest(timedelta(seconds=max(grace_period + grace_period // 2, KILL_POD_NOW_MIN_TIMEOUT_SECONDS)))
         pod_workers.update_pod(UpdatePodOptions(update_type=SyncPodType.KILL, pod=pod, kill_pod_options=KillPodOptions(
             completed=lambda: setattr(request, "done", True), evict=is_evicted, pod_status_func=status_fn,
             pod_termination_grace_period_seconds_override=grace_period_override)))

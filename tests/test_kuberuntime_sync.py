@@ -12,7 +12,7 @@ from datetime import timedelta
 import pytest
 from kubernetes.client import V1Container, V1ObjectMeta, V1Pod, V1PodSpec, V1Probe
 
-from mini_kubelet import container as kc
+from mini_kubelet import container as kc, features
 from mini_kubelet.clock import Clock
 from mini_kubelet.cri import FakeContainer, RuntimeService
 from mini_kubelet.events import Recorder
@@ -229,3 +229,99 @@ def test_liveness_failure_restarts_the_container_with_a_killing_event(env):
     assert records(runtime) == [("app", 0, "exited"), ("app", 1, "running")]
     assert [e.message for e in recorder.events if e.reason == "Killing"] == [
         "Container app failed liveness probe, will be restarted"]
+
+
+# --- the preStop hook and the grace period override (kuberuntime_container.go killContainer) -------------
+
+def _hooked(runtime, env_clock, recorder, runs, *, deletion=None, pod_grace=30, handler="exec"):
+    """A running pod whose container has a preStop hook that runs `runs` seconds."""
+    from kubernetes.client import V1ExecAction, V1HTTPGetAction, V1Lifecycle, V1LifecycleHandler
+    pod = make_pod([("app", "busybox")])
+    pod.metadata.deletion_grace_period_seconds = deletion
+    pod.spec.termination_grace_period_seconds = pod_grace
+    hook = (V1LifecycleHandler(_exec=V1ExecAction(command=["PreStopCMD"])) if handler == "exec" else
+            V1LifecycleHandler(http_get=V1HTTPGetAction(host="testHost.com", path="/GracefulExit", port=80)))
+    pod.spec.containers[0].lifecycle = V1Lifecycle(pre_stop=hook)
+    sync_pod(runtime, pod, runtime.get_pod_status(pod.metadata.uid), new_container_back_off(env_clock), recorder)
+    runtime.hook_durations[(pod.metadata.uid, "app")] = runs
+    return pod, runtime.running_container(pod.metadata.uid, "app").id
+
+
+@pytest.mark.parametrize("release, override, runs, waited, expected", [
+    # v1.27.7: the hook waits at most the container's own period; the override then replaces what is left
+    ("1.27", 30, 60, 30, 30),  # a terminating Pod, a hook longer than its 30 s: 30 s of hook, then 30 s again
+    ("1.27", 30, 10, 10, 30),  # a short hook: the stop still gets the full 30 s
+    ("1.27", 5, 60, 30, 5),  # a smaller override does not shorten the wait for the hook
+    ("1.27", None, 10, 10, 20),  # a kill during a sync (no override): what is left of 30
+    ("1.27", None, 60, 30, 2),  # nothing left: the 2-second floor
+    ("1.27", 1, 0, 0, 1),  # the override comes after the floor: 1
+    # 1.28+ (#115835; read at v1.28.6 and v1.32.10): the override first, so it bounds the hook; the floor last
+    ("1.36", 30, 60, 30, 2),  # SIGKILL 32 s after the kill began, not 60
+    ("1.36", 30, 10, 10, 20),
+    ("1.36", 5, 60, 5, 2),  # the override bounds the hook
+    ("1.36", None, 10, 10, 20),
+    ("1.36", None, 60, 30, 2),
+    ("1.36", 1, 0, 0, 2),  # the floor now applies to an override too
+])
+def test_kill_container_with_a_pre_stop_hook(env, release, override, runs, waited, expected):
+    """kuberuntime_container.go killContainer and executePreStopHook (v1.27.7, and v1.28.6 after #115835): the
+    seconds waited for the hook and StopContainer's grace period (derived from the code: no upstream unit test
+    times the hook)."""
+    clock, runtime, recorder = env
+    pod, cid = _hooked(runtime, clock, recorder, runs)
+    with features.release_profile(release):
+        assert kill_container(runtime, pod, cid, "app", "", "Unknown", override, recorder) == expected
+    stop = runtime.stops[-1]
+    assert (stop.name, stop.grace_period, stop.pre_stop) == ("app", expected, (waited, runs))
+
+
+@pytest.mark.parametrize("release", ["1.27", "1.36"])
+@pytest.mark.parametrize("handler", ["exec", "httpGet"])
+def test_life_cycle_hook_pre_stop_runs(env, release, handler):
+    """kuberuntime_container_test.go#TestLifeCycleHook, PreStop-CMDExec and PreStop-HTTPGet (read in a stored copy
+    of v1.29 or later, where killContainer also takes the termination ordering): with a grace period of 30 the
+    hook runs."""
+    clock, runtime, recorder = env
+    pod, cid = _hooked(runtime, clock, recorder, 0, handler=handler)
+    with features.release_profile(release):
+        kill_container(runtime, pod, cid, "app", "testKill", "", 30, recorder)
+    assert runtime.stops[-1].pre_stop == (0, 0)
+
+
+@pytest.mark.parametrize("release", ["1.27", "1.36"])
+def test_life_cycle_hook_pre_stop_no_time_to_run(env, release):
+    """kuberuntime_container_test.go#TestLifeCycleHook, PreStop-NoTimeToRun (same copy): deletion, Pod and override
+    grace periods all 0, so the hook is not run."""
+    clock, runtime, recorder = env
+    pod, cid = _hooked(runtime, clock, recorder, 60, deletion=0, pod_grace=0)
+    with features.release_profile(release):
+        kill_container(runtime, pod, cid, "app", "testKill", "", 0, recorder)
+    assert runtime.stops[-1].pre_stop is None
+
+
+SHORT, MEDIUM, LONG = 10, 30, 60
+
+
+@pytest.mark.parametrize("name, pod_grace, startup, liveness, reason, expected", [
+    ("default termination grace period", None, None, None, "Unknown", 2),
+    ("use pod termination grace period", LONG, None, None, "Unknown", LONG),
+    ("liveness probe overrides pod termination grace period", LONG, None, SHORT, "LivenessProbe", SHORT),
+    ("startup probe overrides pod termination grace period", LONG, SHORT, None, "StartupProbe", SHORT),
+    ("startup probe overrides pod termination grace period, probe period > pod period", SHORT, LONG, None,
+     "StartupProbe", LONG),
+    ("liveness probe overrides pod termination grace period, probe period > pod period", SHORT, None, LONG,
+     "LivenessProbe", LONG),
+    ("non-liveness probe failure, use pod termination grace period", LONG, None, SHORT, "Unknown", LONG),
+    ("non-startup probe failure, use pod termination grace period", LONG, SHORT, None, "Unknown", LONG),
+    ("all three grace periods set, use pod termination grace period", LONG, SHORT, MEDIUM, "Unknown", LONG),
+    ("all three grace periods set, use startup termination grace period", LONG, SHORT, MEDIUM, "StartupProbe", SHORT),
+    ("all three grace periods set, use liveness termination grace period", LONG, SHORT, MEDIUM, "LivenessProbe", MEDIUM),
+])
+def test_kill_container_grace_period_table(name, pod_grace, startup, liveness, reason, expected):
+    """kuberuntime_container_test.go#TestKillContainerGracePeriod (11 cases, the same stored copy; the function it
+    tests, setTerminationGracePeriod, is the same in v1.27.7)."""
+    from mini_kubelet.kuberuntime.kuberuntime_container import set_termination_grace_period
+    c = V1Container(name="foo", startup_probe=V1Probe(termination_grace_period_seconds=startup) if startup else None,
+                    liveness_probe=V1Probe(termination_grace_period_seconds=liveness) if liveness else None)
+    pod = V1Pod(metadata=V1ObjectMeta(), spec=V1PodSpec(containers=[c], termination_grace_period_seconds=pod_grace))
+    assert set_termination_grace_period(pod, c, reason) == expected

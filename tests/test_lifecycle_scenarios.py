@@ -81,6 +81,66 @@ def test_graceful_deletion_uses_the_deletion_grace_period_and_removes_the_pod():
     assert timeline.watch[-1].status == "Terminating"
 
 
+@pytest.mark.parametrize("release, grace, sigkill", [("1.27", 30, 80), ("1.36", 2, 52)])
+def test_a_pre_stop_hook_longer_than_the_grace_period(release, grace, sigkill):
+    """kuberuntime_container.go killContainer: the 60 s hook is waited for 30 s (SIGTERM at 50 s); v1.27.7 then
+    gives StopContainer the pod worker's 30 s again, 1.28+ (#115835) what is left, raised to the 2 s floor."""
+    from mini_kubelet import features
+    with features.release_profile(release):
+        timeline = replay("lifecycle-prestop")
+    assert timeline.kills == [{"time": 20, "pod": "web", "gracePeriod": 30}]
+    assert timeline.stops == [{"time": 20, "pod": "web", "container": "app", "preStop": 30, "preStopRuns": 60,
+                               "gracePeriod": grace, "sigterm": 50, "sigkillBy": sigkill}]
+
+
+def test_a_hook_without_a_duration_ends_at_once_and_the_process_keeps_its_run():
+    """A manifest's preStop hook with no preStopDuration takes 0 s; preStopDuration with after: keeps the process plan."""
+    from mini_kubelet.sim.lifecycle_scenario import load_lifecycle_scenario
+    doc = {"replay": "lifecycle", "pods": [{"manifest": {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [
+            {"name": "c", "image": "x", "lifecycle": {"preStop": {"httpGet": {"path": "/quit", "port": 80}}}},
+            {"name": "d", "image": "x", "lifecycle": {"preStop": {"exec": {"command": ["true"]}}}}]}},
+        "run": {"c": {"after": "50s", "exitCode": 0, "preStopDuration": "5s"}}}],
+        "events": [{"at": "10s", "delete": {"pod": "p"}}]}
+    scenario = load_lifecycle_scenario(doc, "inline", EXAMPLES, "inline")
+    assert scenario.pods[0].pre_stop == {"c": 5} and scenario.pods[0].run["c"]["after"] == 50
+    timeline = run_lifecycle(scenario)
+    assert sorted((s["container"], s["preStop"], s["gracePeriod"]) for s in timeline.stops) == [("c", 5, 30), ("d", 0, 30)]
+
+
+def _cannot_terminate_gracefully(hook: bool) -> dict:
+    """container_lifecycle_test.go's pod: busybox `sleep 10000`, 30 s of grace, optionally a preStop `sleep 10000`."""
+    container = {"name": "busybox", "image": "busybox", "command": ["sleep", "10000"]}
+    run = {}
+    if hook:
+        container["lifecycle"] = {"preStop": {"exec": {"command": ["sleep", "10000"]}}}
+        run = {"busybox": {"preStopDuration": "10000s"}}
+    return {"replay": "lifecycle", "duration": "2m", "pods": [{"manifest": {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "pod-termination-grace-period"},
+        "spec": {"terminationGracePeriodSeconds": 30, "containers": [container]}}, "run": run}],
+        "events": [{"at": "10s", "delete": {"pod": "pod-termination-grace-period"}}]}
+
+
+@pytest.mark.parametrize("release, hook, within", [
+    ("1.27", False, True), ("1.36", False, True),
+    ("1.27", True, False),  # the v1.27 quirk the test was written against: 30 s of hook, then 30 s again
+    ("1.36", True, True),
+])
+def test_pod_termination_respects_the_grace_period(release, hook, within):
+    """test/e2e_node/container_lifecycle_test.go "Pod Termination", "a pod cannot terminate gracefully": should respect
+    termination grace period seconds [with long-running preStop hook] (added by #115835; read in a stored copy with
+    the 10 s buffer and the [NodeConformance] names of v1.28). The Pod must be gone within grace period + 10 s of
+    the deletion; here, by when a node would have sent SIGKILL to a process that ignores SIGTERM."""
+    from mini_kubelet import features
+    from mini_kubelet.sim.lifecycle_scenario import load_lifecycle_scenario
+    grace_period, buffer_seconds, deleted = 30, 10, 10
+    with features.release_profile(release):
+        timeline = run_lifecycle(load_lifecycle_scenario(_cannot_terminate_gracefully(hook), "inline", EXAMPLES, "e2e"))
+    assert timeline.kills == [{"time": deleted, "pod": "pod-termination-grace-period", "gracePeriod": grace_period}]
+    sigkill = timeline.stops[0]["sigkillBy"] if timeline.stops else deleted + grace_period  # no hook: the kill's period
+    assert (sigkill - deleted <= grace_period + buffer_seconds) is within
+
+
 def test_static_pod_survives_the_deletion_of_its_mirror_pod():
     timeline = replay("lifecycle-static-pod")
     texts = [h["text"] for h in timeline.happenings]
@@ -151,6 +211,12 @@ BAD = [
     ("replay: lifecycle\npods: [{manifest: {apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {}}}]\n",
      "pods[0].manifest.spec.containers"),
     ("replay: restart\n", "replay: expected eviction (the default) or lifecycle, got 'restart'"),
+    ("replay: lifecycle\npods: [{manifest: {apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {containers: "
+     "[{name: c, image: x}]}}, run: {c: {preStopDuration: 60s}}}]\n",
+     "pods[0].run.c.preStopDuration: container c has no lifecycle.preStop hook (exec or httpGet) to run"),
+    ("replay: lifecycle\npods: [{manifest: {apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {containers: "
+     "[{name: c, image: x, lifecycle: {preStop: {exec: {command: [sleep, '60']}}}}]}}, run: {c: {preStopDuration: -5s}}}]\n",
+     "pods[0].run.c.preStopDuration: must not be negative, got -5s"),
 ]
 
 

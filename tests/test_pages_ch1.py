@@ -189,3 +189,57 @@ def test_the_replayed_crash_loop_waits_what_the_back_off_table_says(capsys):
     assert waited[0] == "none (first restart)"
     table = [int(w) for w in re.findall(r"^\| \d\w\w(?: and every one after)? \| (\d+) s \|", text, re.M)]
     assert [seconds(w) for w in waited[1:]] == table[1:len(waited)]
+
+
+def _flat(page: str) -> str:
+    return " ".join((DOCS / page).read_text().split())
+
+
+def test_kill_pod_now_waits_for_the_override_on_every_page():
+    """pod_workers.go killPodNow (v1.27.7): 1.5 × the override, the spec's grace period only without one, at least 10 s;
+    chapters 1 and 4 say the same, and a v1.27 hard eviction (override 0) of a 30 s Pod waits 10 s."""
+    from kubernetes.client import V1ObjectMeta, V1Pod, V1PodSpec
+    from mini_kubelet.pod_workers import KILL_POD_NOW_MIN_TIMEOUT_SECONDS, kill_pod_now
+
+    class Workers:
+        def update_pod(self, options):
+            self.options = options
+
+    pod = V1Pod(metadata=V1ObjectMeta(uid="u", name="p", namespace="n"), spec=V1PodSpec(
+        containers=[], termination_grace_period_seconds=30))
+    kill = kill_pod_now(Workers())
+    assert KILL_POD_NOW_MIN_TIMEOUT_SECONDS == 10
+    assert [kill(pod, True, o).timeout.total_seconds() for o in (0, 1, 30, 60, None)] == [10, 10, 45, 90, 45]
+    termination = _flat("chapter-1/termination-and-grace.md")
+    assert ("gives up after one and a half times **the override it was given** (the Pod's own "
+            "`terminationGracePeriodSeconds` only when there is none), and at least 10 seconds") in termination
+    assert "A v1.27 hard eviction passes an override of 0, so it waits 10 s" in termination
+    assert "one and a half times the grace period" not in termination
+    assert "max(10, g + g/2) seconds, where g is the **override**" in _flat("chapter-4/what-you-see.md")
+
+
+def _stop_row(out: str) -> list[str]:
+    rows = out.split("\ncontainers stopped (", 1)[1].split("\n\n", 1)[0].splitlines()[2:]
+    assert len(rows) == 1
+    return rows[0].split()
+
+
+@pytest.mark.parametrize("page", ["chapter-1/termination-and-grace.md", "chapter-5/playbook/stuck-terminating.md"])
+def test_the_pre_stop_pages_state_what_the_replay_shows(page, capsys):
+    """kuberuntime_container.go killContainer: the pages' SIGTERM and SIGKILL times for `sleep 60` with 30 s are the
+    replay's, under v1.27 (override after the hook) and v1.36 (#115835: before it)."""
+    from mini_kubelet.cmd.main import main
+
+    text = _flat(page)
+    assert "<!-- releases: mini-kubelet run examples/scenarios/lifecycle-prestop.yaml -->" in text
+    assert "subtracts the time it took" not in text and "counts against the same period" not in text
+    capsys.readouterr()
+    assert main(["run", "examples/scenarios/lifecycle-prestop.yaml"]) == 0
+    old = _stop_row(capsys.readouterr().out)
+    assert main(["run", "examples/scenarios/lifecycle-prestop.yaml", "--kubernetes-version", "1.36"]) == 0
+    new = _stop_row(capsys.readouterr().out)
+    # TIME CONTAINER WAITED of RUNS: cut off GRACE SIGTERM SIGKILL (...)
+    assert old[:7] == ["20s", "web/app", "30s", "of", "1m:", "cut", "off"] and new[:7] == old[:7]
+    assert (old[7], old[8], old[9]) == ("30s", "50s", "1m20s") and (new[7], new[8], new[9]) == ("2s", "50s", "52s")
+    assert "SIGKILL at 1m20s" in text and "SIGKILL by 52 s" in text
+    assert "SIGTERM at 50 s" in text

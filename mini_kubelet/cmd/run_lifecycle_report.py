@@ -12,6 +12,9 @@ The JSON structure (times are seconds since the start; a back-off is seconds, or
      "restarts": [{"time", "pod", "container", "count", "exitCode", "reason", "backOff"}],
      "events": [{"time", "type", "reason", "object", "pod", "container", "message"}],   # kubectl describe pod
      "kills": [{"time", "pod", "gracePeriod"}],                                # each killPod, its grace period
+     "stops": [{"time", "pod", "container", "preStop", "preStopRuns", "gracePeriod", "sigterm", "sigkillBy"}],
+                                  # only if any: container stops with a preStop hook (seconds waited, seconds it runs) or a grace
+                                  # period other than their killPod's; sigterm and sigkillBy as a node would send them
      "happenings": [{"time", "text"}],                                         # what the scenario made happen
      "final": {pod: the last status, as kubectl get pod -o yaml shows it (camelCase)},
      "expect": null | {"checked": int, "failures": [str]}}
@@ -69,6 +72,16 @@ def render_text(timeline: LifecycleTimeline) -> str:
             f"grace period {k['gracePeriod']}s" if k["gracePeriod"] is not None else
             "no grace period override: each container gets the pod's terminationGracePeriodSeconds")]
             for k in timeline.kills])]
+    if timeline.stops:
+        lines += ["", "containers stopped (killContainer: the preStop hook, then StopContainer; times as on a node, "
+                  "the replay waits for neither)"]
+        rows = [["TIME", "CONTAINER", "PRESTOP HOOK", "GRACE PERIOD", "SIGTERM", "SIGKILL BY"]]
+        for c in timeline.stops:
+            hook = "-" if c["preStop"] is None else (
+                d(c["preStop"]) if c["preStop"] == c["preStopRuns"] else f"{d(c['preStop'])} of {d(c['preStopRuns'])}: cut off")
+            rows.append([d(c["time"]), f"{c['pod']}/{c['container']}", hook, d(c["gracePeriod"]), d(c["sigterm"]),
+                         f"{d(c['sigkillBy'])} (+{d(c['sigkillBy'] - c['time'])})"])
+        lines += ["  " + line for line in _table(rows)]
     lines += ["", "events (kubectl describe pod; a repeated event is one line with its count)"]
     lines += ["  " + line for line in _table([["TIME", "TYPE", "REASON", "OBJECT", "MESSAGE"]] + [
         [d(first) + (f" (x{count}, last {d(last)})" if count > 1 else ""), e["type"], e["reason"],
@@ -182,6 +195,7 @@ def render_json(timeline: LifecycleTimeline, profile: Optional[dict] = None) -> 
                       "reason": r.reason, "backOff": r.back_off} for r in timeline.restarts],
         "events": timeline.events,
         "kills": timeline.kills,
+        **({"stops": timeline.stops} if timeline.stops else {}),
         "happenings": timeline.happenings,
         "final": timeline.final,
         "expect": None if sc.expect is None else {"checked": checked, "failures": failures},

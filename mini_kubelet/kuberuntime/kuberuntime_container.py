@@ -1,7 +1,8 @@
 """Starting, stopping and pruning containers through the runtime, and which init container runs next.
 
-Upstream: pkg/kubelet/kuberuntime/kuberuntime_container.go. Image pulls, log files, lifecycle hooks
-and the container config are left out: the simulated runtime has every image and no processes.
+Upstream: pkg/kubelet/kuberuntime/kuberuntime_container.go. Image pulls, log files, postStart hooks
+and the container config are left out: the simulated runtime has every image and no processes; a preStop
+hook takes the time the runtime says, on paper (the simulated container exits at once when stopped).
 """
 
 from __future__ import annotations
@@ -255,22 +256,39 @@ def set_termination_grace_period(pod: V1Pod, container: V1Container, reason: str
 # --8<-- [start:kill_container]
 def kill_container(runtime: RuntimeService, pod: V1Pod, container_id: str, container_name: str, message: str,
                    reason: str, grace_period_override: Optional[int], recorder: events.Recorder) -> int:
-    """Stop one container with its grace period (at least 2 s, unless overridden); returns the period used.
+    """Stop one container: its preStop hook, then StopContainer with what is left (at least 2 s); returns that period.
 
     Upstream: pkg/kubelet/kuberuntime/kuberuntime_container.go kubeGenericRuntimeManager.killContainer
-    (no preStop hook: the simulated containers have none to run)
+    In v1.27 the caller's override replaces the period after the hook and the floor: a terminating Pod's
+    containers get the full grace period again once the hook has used it up. From 1.28 (#115835) the override
+    comes first, so it bounds the hook, and the floor applies to what is left.
     """
     spec = next((c for c in all_containers(pod) if c.name == container_name), None)
     if spec is None:
         raise CRIError(f'failed to get containerSpec "{container_name}" (id="{container_id}") in pod '
                        f'"{pod.metadata.name}_{pod.metadata.namespace}({pod.metadata.uid})" when killing container '
                        f'for reason "{message}"')
-    grace_period = max(set_termination_grace_period(pod, spec, reason), MINIMUM_GRACE_PERIOD_IN_SECONDS)
-    if grace_period_override is not None:
+    grace_period = set_termination_grace_period(pod, spec, reason)
+    override_first = features.DEFAULT_FEATURE_GATE.changed("PreStopGraceOverrideFix")
+    if override_first and grace_period_override is not None:
         grace_period = grace_period_override
     recorder.eventf(involved(pod, spec), events.NORMAL, events.KILLING_CONTAINER, message or f"Stopping container {spec.name}")
+    if spec.lifecycle is not None and spec.lifecycle.pre_stop is not None and grace_period > 0:
+        grace_period -= execute_pre_stop_hook(runtime, container_id, grace_period)
+    grace_period = max(grace_period, MINIMUM_GRACE_PERIOD_IN_SECONDS)
+    if not override_first and grace_period_override is not None:
+        grace_period = grace_period_override
     runtime.stop_container(container_id, grace_period)
     return grace_period
+
+
+def execute_pre_stop_hook(runtime: RuntimeService, container_id: str, grace_period: int) -> int:
+    """Run the preStop hook and wait for it, at most grace_period seconds: the seconds it took.
+
+    Upstream: pkg/kubelet/kuberuntime/kuberuntime_container.go kubeGenericRuntimeManager.executePreStopHook
+    (a hook still running when the wait ends is left to run; the stop goes ahead)
+    """
+    return runtime.run_pre_stop_hook(container_id, grace_period)
 # --8<-- [end:kill_container]
 
 

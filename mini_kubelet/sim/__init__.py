@@ -23,6 +23,9 @@ A lifecycle scenario (times are Go durations; the replay steps one second at a t
           app: {after: 5s, exitCode: 1}        # every instance exits with code 1, 5 s after it starts
           init-db: {after: 3s, exitCode: 0}    # an init container that succeeds after 3 s
           worker: {after: 1m, oomKill: true}   # the OOM killer ends it (exit 137, OOMKilled)
+          web: {preStopDuration: 60s}          # replay-only: how long the lifecycle.preStop hook of the
+                                               # manifest runs when the container is stopped (default 0s;
+                                               # the container must have one); with or without after:
     events:
       - {at: 30s, exit: {pod: web, container: app, code: 0}}     # the process ends (Completed for 0, else Error)
       - {at: 30s, crash: {pod: web, container: app, code: 2}}    # a non-zero exit (code defaults to 1)
@@ -39,6 +42,9 @@ A lifecycle scenario (times are Go durations; the replay steps one second at a t
                                       # every restart, in order; backOff: the CrashLoopBackOff delay waited
       events: [{pod: web, reason: BackOff, type: Warning}]       # seen in this order (others may come between)
       kills: [{pod: web, at: 20s, gracePeriod: 30}]              # every killPod, in order; null: no override
+      stops: [{pod: web, container: app, at: 20s, preStop: 30s, gracePeriod: 30s, sigterm: 50s, sigkillBy: 1m20s}]
+                                      # every container stop the report lists (a preStop hook ran, or the grace
+                                      # period is not its killPod's), in order; preStop: the seconds waited for it
 
 `container` defaults to the Pod's first container; `pod` is metadata.name (a static Pod may also be named by
 its manifest's name, without the -NODE suffix). Containers without `run:` run until something happens to them.
@@ -53,6 +59,8 @@ How the lifecycle replay maps to the kubelet (mini_kubelet.kubelet_main.Kubelet 
   pass; what the status manager writes is stored in the API server (whose watch the kubelet then sees in the
   same second), and a deleted Pod whose worker has finished is removed from it.
 - Containers stop at once on SIGTERM (exit 143): the grace period the kubelet gives is reported, not waited.
+  A preStop hook is run on paper: the report gives the seconds the kubelet waits for it, StopContainer's
+  grace period, and when a node would send SIGTERM and at the latest SIGKILL.
   Images are present, volumes mount, the network is ready, and no cgroups are made.
 - The timeline's lines are what `kubectl get pods -w` (READY, STATUS and RESTARTS as kubectl prints them),
   `kubectl describe pod` (events) and `kubectl get pod -o yaml` (the final status) would show.

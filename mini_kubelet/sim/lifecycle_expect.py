@@ -5,7 +5,9 @@ Upstream: none (a course tool); `mini-kubelet run` and the tests of the example 
 - `pods`: what `kubectl get pods` shows for a pod at a time (phase, status column, ready, restarts);
 - `restarts`: every restart in the replay, in order (pod, container, at, count, backOff, exitCode, reason);
 - `events`: events that must be seen, in this order (others may come between them);
-- `kills`: every killPod in the replay, in order (pod, at, gracePeriod).
+- `kills`: every killPod in the replay, in order (pod, at, gracePeriod);
+- `stops`: every container stop the report lists, in order (pod, container, at, preStop: the seconds the
+  kubelet waited for the hook, gracePeriod: StopContainer's, sigterm and sigkillBy: when a node sends them).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 from .lifecycle_timeline import LifecycleTimeline
 from .series import format_duration
 
-_TIMES = ("at", "backOff")
+_TIMES = ("at", "backOff", "preStop", "sigterm", "sigkillBy")
 
 
 def _show(key: str, value: Any) -> str:
@@ -42,7 +44,10 @@ def check_lifecycle_expect(timeline: LifecycleTimeline) -> tuple[int, list[str]]
                                            "backOff": r.back_off, "exitCode": r.exit_code, "reason": r.reason}
                                           for r in timeline.restarts]),
                             ("kills", [{"pod": k["pod"], "at": k["time"], "gracePeriod": k["gracePeriod"]}
-                                       for k in timeline.kills])):
+                                       for k in timeline.kills]),
+                            ("stops", [{"pod": c["pod"], "container": c["container"], "at": c["time"],
+                                        "preStop": c["preStop"], "gracePeriod": c["gracePeriod"], "sigterm": c["sigterm"],
+                                        "sigkillBy": c["sigkillBy"]} for c in timeline.stops])):
         if kind not in expect:
             continue
         checked += 1

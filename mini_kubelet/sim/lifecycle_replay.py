@@ -63,6 +63,9 @@ def _replay(scenario: LifecycleScenario, skip_settled_resyncs: bool) -> Lifecycl
     static: list[V1Pod] = []
     arrivals, happenings = _by_time(scenario.pods), _by_time(scenario.events)
     writer = _StatusWriter(kubelet, server, recorder)
+    for plan in scenario.pods:  # how long each preStop hook runs, for the runtime's handler runner
+        for name, seconds in plan.pre_stop.items():
+            kubelet.runtime.hook_durations[(plan.pod.metadata.uid, name)] = seconds
     for t in range(scenario.duration + 1):
         if t:
             clock.advance(1)
@@ -238,7 +241,7 @@ class _Recorder:
         self.states: dict[tuple[str, str], tuple] = {}
         self.back_offs: dict[tuple[str, str], Optional[int]] = {}
         self.counts: dict[tuple[str, str], int] = {}
-        self.seen_events = self.seen_worker_events = self.seen_kills = self.seen_notes = 0
+        self.seen_events = self.seen_worker_events = self.seen_kills = self.seen_notes = self.seen_stops = 0
         self.last_status: dict[str, object] = {}
         self.read: dict[str, tuple] = {}  # pod name -> (pod, status, back-offs it showed) when last read
         self.quiet: Optional[tuple] = None  # the kubelet's counters after the last read of every pod
@@ -268,6 +271,7 @@ class _Recorder:
         for pod, grace in kubelet.syncer.kills[self.seen_kills:]:
             tl.kills.append({"time": t, "pod": pod.metadata.name, "gracePeriod": grace})
         self.seen_kills = len(kubelet.syncer.kills)
+        self._stops(t)
         manager = kubelet.status_manager
         counters = (kubelet.pod_manager.generation, manager.generation, manager.api_generation)
         if self.change_driven and counters == self.quiet and t not in self.arrivals:  # every pod and status is the one read a second ago
@@ -304,6 +308,20 @@ class _Recorder:
                 for c in statuses or []:
                     self._container(t, name, c, init)
         self.quiet = (kubelet.pod_manager.generation, manager.generation, manager.api_generation)
+
+    def _stops(self, t: int) -> None:
+        """The container stops of second t worth a line: a preStop hook ran, or the grace period is not the killPod's."""
+        names = {p.pod.metadata.uid: p.pod.metadata.name for p in self.timeline.scenario.pods}
+        overrides = {k["pod"]: k["gracePeriod"] for k in self.timeline.kills if k["time"] == t}
+        for stop in self.kubelet.runtime.stops[self.seen_stops:]:
+            pod = names.get(stop.pod_uid, stop.pod_uid)
+            if stop.pre_stop is None and (pod not in overrides or overrides[pod] in (None, stop.grace_period)):
+                continue
+            waited, runs = stop.pre_stop or (None, None)
+            self.timeline.stops.append({"time": t, "pod": pod, "container": stop.name, "preStop": waited,
+                                        "preStopRuns": runs, "gracePeriod": stop.grace_period,
+                                        "sigterm": t + (waited or 0), "sigkillBy": t + (waited or 0) + stop.grace_period})
+        self.seen_stops = len(self.kubelet.runtime.stops)
 
     def _container(self, t: int, pod: str, c, init: bool) -> None:
         key = (pod, c.name)

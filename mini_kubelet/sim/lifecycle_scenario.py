@@ -31,7 +31,7 @@ EVENT_KINDS = ("exit", "crash", "oomKill", "probe", "delete", "sandboxDies")
 EVENT_FIELDS = {"exit": ("pod", "container", "code"), "crash": ("pod", "container", "code"),
                 "oomKill": ("pod", "container"), "sandboxDies": ("pod",), "delete": ("pod", "gracePeriod"),
                 "probe": ("pod", "container", "liveness", "readiness", "startup", "output")}
-EXPECT_KEYS = ("pods", "restarts", "events", "kills")
+EXPECT_KEYS = ("pods", "restarts", "events", "kills", "stops")
 
 
 @dataclass
@@ -44,6 +44,7 @@ class LifecyclePod:
     run: dict[str, dict]  # container name -> {"after": seconds, "exitCode": int} or {"after", "oomKill": True}
     path: str  # where in the scenario it is written (for messages)
     manifest_name: str = ""  # metadata.name as written (a static pod's name gets the node's as suffix)
+    pre_stop: dict[str, int] = field(default_factory=dict)  # container name -> seconds its preStop hook runs
 
 
 @dataclass
@@ -222,13 +223,18 @@ def _pod(r: Reader, raw: Any, path: str, node_name: str, duration: int) -> Lifec
     if pod.spec.termination_grace_period_seconds is None:
         pod.spec.termination_grace_period_seconds = 30  # the API server's default
     pod.spec.restart_policy = pod.spec.restart_policy or "Always"
-    names = [c.name for c in [*(pod.spec.init_containers or []), *pod.spec.containers]]
-    run = {}
+    specs = {c.name: c for c in [*(pod.spec.init_containers or []), *pod.spec.containers]}
+    names = list(specs)
+    run, pre_stop = {}, {}
     for cname, behaviour in r.mapping(entry.get("run", {}), f"{path}.run").items():
         where = f"{path}.run.{cname}"
         if cname not in names:
             r.fail(where, f"no such container (the pod has: {', '.join(names)})")
-        behaviour = r.mapping(behaviour, where, ("after", "exitCode", "oomKill"))
+        behaviour = r.mapping(behaviour, where, ("after", "exitCode", "oomKill", "preStopDuration"))
+        if "preStopDuration" in behaviour:
+            pre_stop[cname] = _pre_stop_duration(r, specs[cname], behaviour.pop("preStopDuration"), f"{where}.preStopDuration")
+            if not behaviour:
+                continue  # only the hook: the process runs until it is stopped
         if "after" not in behaviour:
             r.fail(f"{where}.after", "required: how long each instance runs before it ends")
         if ("exitCode" in behaviour) == bool(behaviour.get("oomKill")):
@@ -236,7 +242,14 @@ def _pod(r: Reader, raw: Any, path: str, node_name: str, duration: int) -> Lifec
         run[cname] = {"after": r.duration(behaviour["after"], f"{where}.after"),
                       "exitCode": _exit_code(r, behaviour.get("exitCode", 137), f"{where}.exitCode"),
                       "oomKill": bool(behaviour.get("oomKill"))}
-    return LifecyclePod(pod, source, at, run, path, manifest_name)
+    return LifecyclePod(pod, source, at, run, path, manifest_name, pre_stop)
+
+
+def _pre_stop_duration(r: Reader, spec, raw: Any, path: str) -> int:
+    """run.CONTAINER.preStopDuration: how long the preStop hook of the manifest runs, in whole seconds."""
+    if spec.lifecycle is None or spec.lifecycle.pre_stop is None:
+        r.fail(path, f"container {spec.name} has no lifecycle.preStop hook (exec or httpGet) to run")
+    return r.duration(raw, path)
 
 
 def _exit_code(r: Reader, raw: Any, path: str) -> int:
@@ -291,7 +304,8 @@ def _expect(r: Reader, raw: Any, scenario: LifecycleScenario) -> dict:
     allowed = {"pods": ("pod", "at", "phase", "status", "ready", "restarts"),
                "restarts": ("pod", "container", "at", "count", "backOff", "exitCode", "reason"),
                "events": ("pod", "container", "type", "reason", "message", "at"),
-               "kills": ("pod", "at", "gracePeriod")}
+               "kills": ("pod", "at", "gracePeriod"),
+               "stops": ("pod", "container", "at", "preStop", "gracePeriod", "sigterm", "sigkillBy")}
     checked: dict[str, list] = {}
     for key, entries in r.expect_lists(raw, EXPECT_KEYS, allowed):
         items = checked[key] = []
@@ -301,12 +315,17 @@ def _expect(r: Reader, raw: Any, scenario: LifecycleScenario) -> dict:
                 if plan is None:
                     r.fail(f"{where}.pod", f"no pod {item['pod']!r} in pods:")
                 item["pod"] = plan.pod.metadata.name
-            elif key in ("pods", "restarts", "kills"):
+            elif key in ("pods", "restarts", "kills", "stops"):
                 r.fail(f"{where}.pod", "required")
             if "at" in item:
                 item["at"] = r.duration(item["at"], f"{where}.at")
             elif key == "pods":
                 r.fail(f"{where}.at", "required: the time the pod is looked at")
+            for time_key in ("preStop", "sigterm", "sigkillBy"):
+                if item.get(time_key) is not None:
+                    item[time_key] = r.duration(item[time_key], f"{where}.{time_key}")
+            if "gracePeriod" in item and key == "stops":
+                item["gracePeriod"] = r.duration(item["gracePeriod"], f"{where}.gracePeriod")
             if "backOff" in item and item["backOff"] is not None:
                 item["backOff"] = r.duration(item["backOff"], f"{where}.backOff")
             items.append(item)

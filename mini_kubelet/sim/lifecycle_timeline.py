@@ -143,6 +143,9 @@ class LifecycleTimeline:
     restarts: list[Restart] = field(default_factory=list)
     events: list[dict] = field(default_factory=list)  # {"time", "type", "reason", "object", "pod", "container", "message"}
     kills: list[dict] = field(default_factory=list)  # {"time", "pod", "gracePeriod"}
+    # container stops worth a line: a preStop hook ran, or the stop's grace period is not its killPod's
+    stops: list[dict] = field(default_factory=list)  # {"time", "pod", "container", "preStop", "preStopRuns",
+    #                                                    "gracePeriod", "sigterm", "sigkillBy"}
     happenings: list[dict] = field(default_factory=list)  # {"time", "text"}
     final: dict[str, dict] = field(default_factory=dict)  # pod -> its last status, as `kubectl get pod -o yaml` shows it
 
