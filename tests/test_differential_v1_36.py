@@ -185,14 +185,31 @@ def test_resource_config_for_pod_with_memory_qos(v136, pod):
     _resource_config(v136, pod, True, True, 100000)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="v1.36's cm no longer exports its shares-to-weight conversion; the cgroups "
-                   "library it builds on maps shares to cpu.weight on a curve (1024 -> 100), mini_kubelet keeps "
-                   "v1.27's straight line (1024 -> 39)")
-@known_difference
-@given(shares=st.integers(2, 262143))
-@example(shares=1024)
-def test_cgroup_v2_weight(v136, shares):
-    assert cgroups.cpu_shares_to_cpu_weight(shares) == v136.call("CgroupV2Weight", cpuShares=shares)
+@differential
+@given(shares=st.one_of(st.integers(2, 2**20), st.sampled_from((2, 3, 1024, 262143, 262144, 262145, 2**63))))
+@example(shares=1024)  # 39: the straight line of KEP-2254, not the cgroups library's curve (100)
+def test_cpu_weight(v136, shares):
+    """What v1.36.5's cgroup manager writes to a pod or QoS cgroup's cpu.weight: its own getCPUWeight (a shim).
+
+    The kubelet passes that weight to github.com/opencontainers/cgroups (v0.0.6 in v1.36.5), whose fs2 and
+    systemd drivers write it unchanged; the library's own shares-to-weight curve is for callers that pass shares,
+    such as runc for a container's cgroup.
+    """
+    assert cgroups.cpu_shares_to_cpu_weight(shares) == v136.call("CPUWeight", cpuShares=shares)
+
+
+def test_cpu_weight_of_no_shares(v136):
+    """getCPUWeight of no shares is 0: toResources then leaves cpu.weight alone."""
+    assert v136.call("CPUWeight", cpuShares=None) == 0
+
+
+@pytest.mark.parametrize("shares, kubelet, runtime", [(2, 1, 1), (102, 4, 17), (256, 10, 35), (1024, 39, 100),
+                                                      (262144, 10000, 10000)])
+def test_cpu_weight_is_not_the_runtimes(v136, shares, kubelet, runtime):
+    """The two conversions a v1.36 node runs: the kubelet's line for pod and QoS cgroups, the cgroups library's curve
+    (v0.0.6 ConvertCPUSharesToCgroupV2Value, used by runc 1.3.2+ and crun 1.23+) for a container's own cgroup."""
+    assert (v136.call("CPUWeight", cpuShares=shares), v136.call("CgroupV2Weight", cpuShares=shares)) == (kubelet, runtime)
+    assert cgroups.cpu_shares_to_cpu_weight(shares) == kubelet
 
 
 # --- eviction thresholds and the fit check ----------------------------------------------------------------
