@@ -93,9 +93,12 @@ UNGATED_CHANGES: dict[str, Change] = {
     "MemoryOOMGroup": Change("1.28", "#117793", "cgroup v2 containers get memory.oom.group=1: an OOM kills them whole"),
     "PreStopGraceOverrideFix": Change("1.28", "#115835", "a stop's override bounds the preStop hook too: no second grace period after it"),
     "QOSClassFromStatus": Change("1.29", "#119665", "GetPodQOS reads status.qosClass; ComputePodQOS computes it"),
+    "AdmissionOSChecksFirst": Change("1.29", "#116892", "admission runs the two OS checks before the predicates"),
     "ImagefsInodesFreeDefault": Change("1.30", "#121834", "imagefs.inodesFree<5% joins the default evictionHard"),
     "HardEvictionOneSecondGrace": Change("1.31", "#124063", "a hard eviction or a force delete gives the Pod 1 s, not 0"),
     "NoSwapForCriticalPods": Change("1.31", "#125277", "node- and cluster-critical Pods get no swap"),
+    "PredicateFailureDescription": Change("1.31", "#125498", "a failed predicate's message ends with its description"),
+    "InitContainerExtendedResourcesDropped": Change("1.31", "#124273", "admission ignores init containers' unknown extended resources too"),
     # In 1.32 only with SidecarContainers on (as it is by default); from 1.33 with no gate at all.
     "SidecarOOMScoreCap": Change("1.32", "#128029", "a sidecar's oom_score_adj is capped at its Pod's regular containers'"),
     "CrashLoopBackOffFlatReset": Change("1.32", "#128374", "a crash-loop back-off starts over after 10 min, whatever its cap"),
@@ -103,6 +106,7 @@ UNGATED_CHANGES: dict[str, Change] = {
     "SoftEvictionGraceMin": Change("1.32", "#122890", "a soft eviction gives min(evictionMaxPodGracePeriod, the Pod's grace)"),
     "SingleProcessOOMKill": Change("1.32", "#126096", "the kubelet config singleProcessOOMKill turns memory.oom.group off"),
     "MergeDefaultEvictionSettings": Change("1.33", "#127577", "the kubelet config mergeDefaultEvictionSettings keeps the unset defaults"),
+    "ResourceRequestFromPodRequests": Change("1.34", "#132277", "a Pod's one-resource request counts sidecars and pod-level requests"),
     "SidecarHostPorts": Change("1.34", "#132040", "the NodePorts check counts the host ports of sidecar containers"),
     "FailCgroupV1": Change("1.35", "#134298", "failCgroupV1 defaults to true: the kubelet refuses to start on cgroup v1"),
 }

@@ -15,7 +15,7 @@ from typing import Callable, Optional, Union
 
 from kubernetes.client import V1Node, V1Pod
 
-from . import api, qos, resource, scheduler, types
+from . import api, features, qos, resource, scheduler, types
 
 GOOS = "linux"  # runtime.GOOS of the kubelet binary: mini_kubelet plays a Linux node
 
@@ -80,7 +80,7 @@ class InsufficientResourceError:
 # --8<-- [start:predicate_failure_error]
 @dataclass
 class PredicateFailureError:
-    """A failed check other than resources; in v1.27 its error text names the check but not the description.
+    """A failed check other than resources; its error text names the check, and from 1.31 its description.
 
     Upstream: pkg/kubelet/lifecycle/predicate.go PredicateFailureError
     """
@@ -88,6 +88,8 @@ class PredicateFailureError:
     predicate_desc: str
 
     def error(self) -> str:
+        if features.DEFAULT_FEATURE_GATE.changed("PredicateFailureDescription"):  # 1.31: the description follows
+            return f"Predicate {self.predicate_name} failed: {self.predicate_desc}"
         return f"Predicate {self.predicate_name} failed"
 
     def get_reason(self) -> str:
@@ -125,12 +127,16 @@ def general_filter(pod: V1Pod, node_info: scheduler.NodeInfo) -> list[PredicateF
 
 # --8<-- [start:remove_missing_extended_resources]
 def remove_missing_extended_resources(pod: V1Pod, node_info: scheduler.NodeInfo) -> V1Pod:
-    """A copy of the pod without app-container requests for extended resources the node does not list.
+    """A copy of the pod without app-container (from 1.31 also init-container) requests for extended resources
+    the node does not list.
 
-    Upstream: pkg/kubelet/lifecycle/predicate.go removeMissingExtendedResources
+    Upstream: pkg/kubelet/lifecycle/predicate.go removeMissingExtendedResources (#124273 in 1.31: init containers)
     """
     pod = api.deep_copy(pod)
-    for container in pod.spec.containers or []:  # init containers and limits are left alone in v1.27
+    containers = list(pod.spec.containers or [])
+    if features.DEFAULT_FEATURE_GATE.changed("InitContainerExtendedResourcesDropped"):
+        containers += pod.spec.init_containers or []
+    for container in containers:  # limits are left alone; so are init containers in v1.27
         if container.resources and container.resources.requests:
             container.resources.requests = {
                 name: amount for name, amount in container.resources.requests.items()
@@ -171,10 +177,13 @@ def predicate_admit(pod: V1Pod, node: Optional[V1Node], other_pods: list[V1Pod],
                     goos: str = GOOS) -> PodAdmitResult:
     """Run the general predicates against the node and the pods already admitted; report only the first failure.
 
-    Upstream: pkg/kubelet/lifecycle/predicate.go predicateAdmitHandler.Admit
+    Upstream: pkg/kubelet/lifecycle/predicate.go predicateAdmitHandler.Admit (from 1.29, #116892, the OS checks first)
     """
     if node is None:
         return PodAdmitResult(False, INVALID_NODE_INFO, "Kubelet cannot get node info.")
+    os_first = features.DEFAULT_FEATURE_GATE.changed("AdmissionOSChecksFirst")  # 1.29: preemption cannot help them
+    if os_first and (rejected := os_rejection(pod, node, goos)):
+        return rejected
     node_info = scheduler.new_node_info(node, other_pods)
     if update_plugin_resources is not None:
         try:
@@ -195,14 +204,27 @@ def predicate_admit(pod: V1Pod, node: Optional[V1Node], other_pods: list[V1Pod],
         if isinstance(first, InsufficientResourceError):
             return PodAdmitResult(False, INSUFFICIENT_RESOURCE_PREFIX + first.resource_name, first.error())
         return PodAdmitResult(False, first.predicate_name, first.error())
-    if reject_pod_admission_based_on_os_selector(pod, node, goos):
-        return PodAdmitResult(False, POD_OS_SELECTOR_NODE_LABEL_DOES_NOT_MATCH,
-                              "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label", preempted)
-    if reject_pod_admission_based_on_os_field(pod, goos):
-        return PodAdmitResult(False, POD_OS_NOT_SUPPORTED,
-                              "Failed to admit pod as the OS field doesn't match node OS", preempted)
+    if not os_first and (rejected := os_rejection(pod, node, goos, preempted)):
+        return rejected  # in v1.27 after the predicates, so a pod may be rejected after others were preempted
     return PodAdmitResult(True, preempted=preempted)
 # --8<-- [end:predicate_admit]
+
+
+# --8<-- [start:os_rejection]
+def os_rejection(pod: V1Pod, node: V1Node, goos: str = GOOS, preempted: Optional[list[V1Pod]] = None):
+    """The rejection for a pod whose OS label or spec.os names another OS than the kubelet's, else None.
+
+    Upstream: pkg/kubelet/lifecycle/predicate.go predicateAdmitHandler.Admit (the two OS checks)
+    """
+    if reject_pod_admission_based_on_os_selector(pod, node, goos):
+        return PodAdmitResult(False, POD_OS_SELECTOR_NODE_LABEL_DOES_NOT_MATCH,
+                              "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label",
+                              list(preempted or []))
+    if reject_pod_admission_based_on_os_field(pod, goos):
+        return PodAdmitResult(False, POD_OS_NOT_SUPPORTED,
+                              "Failed to admit pod as the OS field doesn't match node OS", list(preempted or []))
+    return None
+# --8<-- [end:os_rejection]
 
 
 # --8<-- [start:preemption_error]

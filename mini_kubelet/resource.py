@@ -251,8 +251,17 @@ def pod_limits(pod: V1Pod, *, exclude_overhead: bool = False, container_fn: Opti
 def get_resource_request_quantity(pod: V1Pod, resource: str) -> Decimal:
     """The pod's request for one resource: containers summed, a larger init request replaces it, overhead if non-zero.
 
-    Upstream: pkg/api/v1/resource/helpers.go GetResourceRequestQuantity
+    Upstream: pkg/api/v1/resource/helpers.go GetResourceRequestQuantity (from 1.34, #132277, PodRequests without
+    overhead: sidecars count, and a Pod with pod-level resources (gate on) counts only those)
     """
+    if features.DEFAULT_FEATURE_GATE.changed("ResourceRequestFromPodRequests"):
+        only_pod_level = features.DEFAULT_FEATURE_GATE.enabled("PodLevelResources") and is_pod_level_resources_set(pod)
+        requests = {} if only_pod_level else _sum_then_max(pod, _requests, None)
+        if is_pod_level_requests_set(pod):  # SkipPodLevelResources is not passed: even with the gate off
+            _overlay_pod_level(requests, _pod_level(pod, "requests"))
+        total = requests.get(resource, Decimal(0))
+        overhead = pod.spec.overhead or {}
+        return total + api.parse_quantity(overhead[resource]) if resource in overhead and total != 0 else total
     total = Decimal(0)
     for container in pod.spec.containers or []:
         requests = (container.resources.requests if container.resources else None) or {}

@@ -154,3 +154,64 @@ def test_admission_uses_pod_level_requests():
         assert result.reason == lifecycle.OUT_OF_CPU and "requested: 1500" in result.message
         with features.set_feature_gate_during_test(features.DEFAULT_FEATURE_GATE, "PodLevelResources", False):
             assert lifecycle.predicate_admit(big, make_node(NODE), []).admit
+
+
+# ---- the order of the checks and their words (predicate.go: #116892 in 1.29, #125498 and #124273 in 1.31) --------
+# Each pinned at its first release and the one before, against the answers upstream v1.36.5 gives in
+# tests/test_differential_v1_36.py::test_admit.
+
+def critical(p: V1Pod, **labels) -> V1Pod:
+    p.metadata.annotations = {"kubernetes.io/config.source": "file"}  # a static pod: critical
+    p.metadata.labels = labels or None
+    return p
+
+
+@pytest.mark.parametrize("release, reason", [("1.28", lifecycle.OUT_OF_CPU),
+                                             ("1.29", lifecycle.POD_OS_SELECTOR_NODE_LABEL_DOES_NOT_MATCH)])
+def test_the_os_checks_run_first_from_1_29(release, reason):
+    p = pod(ctr({"cpu": "2"}))
+    p.metadata.labels = {"kubernetes.io/os": "windows"}
+    with features.release_profile(release):
+        assert lifecycle.predicate_admit(p, make_node(NODE, labels={"kubernetes.io/os": "linux"}), []).reason == reason
+
+
+@pytest.mark.parametrize("release, preempted", [("1.28", ["victim"]), ("1.29", [])])
+def test_no_pod_is_preempted_for_a_pod_of_another_os_from_1_29(release, preempted):
+    victim = pod(ctr({"cpu": "900m"}), name="victim")
+    p = critical(pod(ctr({"cpu": "500m"})), **{"kubernetes.io/os": "windows"})
+    with features.release_profile(release):
+        result = lifecycle.predicate_admit(p, make_node(NODE), [victim])
+    assert (result.reason, [v.metadata.name for v in result.preempted]) == (
+        lifecycle.POD_OS_SELECTOR_NODE_LABEL_DOES_NOT_MATCH, preempted)
+
+
+@pytest.mark.parametrize("release, message", [
+    ("1.30", "Predicate NodeName failed"),
+    ("1.31", "Predicate NodeName failed: node(s) didn't match the requested node name")])
+def test_the_predicate_message_has_its_description_from_1_31(release, message):
+    p = pod(ctr())
+    p.spec.node_name = "another-node"
+    with features.release_profile(release):
+        result = lifecycle.predicate_admit(p, make_node(NODE), [])
+    assert (result.reason, result.message) == (lifecycle.NODE_NAME, message)
+
+
+@pytest.mark.parametrize("release, reason", [("1.30", "OutOfexample.com/gpu"), ("1.31", "")])
+def test_init_containers_unknown_extended_resources_are_dropped_from_1_31(release, reason):
+    gpu = {"example.com/gpu": "1"}
+    p = pod(ctr(), inits=[ctr(gpu, name="setup")])
+    with features.release_profile(release):
+        assert lifecycle.predicate_admit(p, make_node(NODE), []).reason == reason
+
+
+@pytest.mark.parametrize("release, victims", [("1.33", ["small", "sidecar"]), ("1.34", ["sidecar"])])
+def test_preemption_counts_a_pods_sidecars_from_1_34(release, victims):
+    # 1.34 (#132277): GetResourceRequest is PodRequests without overhead, so the sidecar's 600m counts beside its
+    # app's 100m (v1.33 takes the larger, 600m, which is not enough, and preempts the other Pod too).
+    with_sidecar = pod(ctr({"cpu": "100m"}, name="app"), inits=[ctr({"cpu": "600m"}, sidecar=True, name="proxy")],
+                       name="sidecar")
+    small = pod(ctr({"cpu": "300m"}), name="small")
+    p = critical(pod(ctr({"cpu": "700m"})))
+    with features.release_profile(release):
+        result = lifecycle.predicate_admit(p, make_node(NODE), [small, with_sidecar])
+    assert result.admit and sorted(v.metadata.name for v in result.preempted) == sorted(victims)

@@ -303,3 +303,30 @@ def test_a_pod_bound_to_another_node_says_the_kubelet_would_never_see_it(capsys,
     same_node = (EXAMPLES / "pods" / "admission-fits.yaml")
     assert all(not p["notes"] for p in run_json(capsys, str(same_node), "--node", str(EXAMPLES / "nodes" /
                                                                                    "small-worker.yaml"))["pods"])
+
+
+WINDOWS_AND_BIG = """
+apiVersion: v1
+kind: Pod
+metadata: {name: win-big, namespace: default}
+spec:
+  os: {name: windows}
+  containers:
+  - name: a
+    resources: {requests: {cpu: "64"}}
+"""
+
+
+@pytest.mark.parametrize("release, reason, checks", [
+    ("1.27", "OutOfcpu", [("resource fit", "failed"), ("NodeAffinity", "ok"), ("NodeName", "ok"), ("NodePorts", "ok"),
+                          ("TaintToleration", "ok"), ("OS label", "not reached"), ("OS field", "not reached")]),
+    ("1.36", "PodOSNotSupported", [("OS label", "ok"), ("OS field", "failed"), ("resource fit", "not reached"),
+                                   ("NodeAffinity", "not reached"), ("NodeName", "not reached"),
+                                   ("NodePorts", "not reached"), ("TaintToleration", "not reached")]),
+])
+def test_the_checks_in_the_order_the_release_runs_them(capsys, files, release, reason, checks):
+    """From v1.29 (#116892) the OS checks come first; when one fails, the predicates are not run."""
+    report = run_json(capsys, files("win.yaml", WINDOWS_AND_BIG), "--node", NODE, "--kubernetes-version", release)
+    (pod,) = report["pods"]
+    assert pod["status"]["reason"] == reason
+    assert [(c["check"], c["result"]) for c in pod["checks"]] == checks

@@ -5,18 +5,21 @@ What mini_kubelet does not model at v1.36 yet is compared all the same, as a str
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import Phase, assume, example, given, settings
 from hypothesis import strategies as st
+from kubernetes.utils import parse_quantity as exact_quantity
 
-from mini_kubelet import api, features, qos, resource, scheduler
+from mini_kubelet import api, features, lifecycle, qos, resource, scheduler
 from mini_kubelet.eviction import thresholds as eviction_thresholds
 from mini_kubelet.cm import cgroups, helpers
 
 from . import pod_strategies as ps
 from . import upstream_harness
 from .test_differential import (GRACE_PERIODS, MIN_RECLAIMS, THRESHOLD_VALUES, _go_fits, _go_thresholds,
-                                _mine_thresholds, _oom, _resources, _signal_map, agree, amounts, differential,
+                                _mine_thresholds, _oom, _resources, _scalars_sorted, _signal_map, agree, amounts, differential,
                                 in_int64, others, outcome)
 
 pytestmark = [pytest.mark.upstream, pytest.mark.ch3]
@@ -182,14 +185,31 @@ def test_resource_config_for_pod_with_memory_qos(v136, pod):
     _resource_config(v136, pod, True, True, 100000)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="v1.36's cm no longer exports its shares-to-weight conversion; the cgroups "
-                   "library it builds on maps shares to cpu.weight on a curve (1024 -> 100), mini_kubelet keeps "
-                   "v1.27's straight line (1024 -> 39)")
-@known_difference
-@given(shares=st.integers(2, 262143))
-@example(shares=1024)
-def test_cgroup_v2_weight(v136, shares):
-    assert cgroups.cpu_shares_to_cpu_weight(shares) == v136.call("CgroupV2Weight", cpuShares=shares)
+@differential
+@given(shares=st.one_of(st.integers(2, 2**20), st.sampled_from((2, 3, 1024, 262143, 262144, 262145, 2**63))))
+@example(shares=1024)  # 39: the straight line of KEP-2254, not the cgroups library's curve (100)
+def test_cpu_weight(v136, shares):
+    """What v1.36.5's cgroup manager writes to a pod or QoS cgroup's cpu.weight: its own getCPUWeight (a shim).
+
+    The kubelet passes that weight to github.com/opencontainers/cgroups (v0.0.6 in v1.36.5), whose fs2 and
+    systemd drivers write it unchanged; the library's own shares-to-weight curve is for callers that pass shares,
+    such as runc for a container's cgroup.
+    """
+    assert cgroups.cpu_shares_to_cpu_weight(shares) == v136.call("CPUWeight", cpuShares=shares)
+
+
+def test_cpu_weight_of_no_shares(v136):
+    """getCPUWeight of no shares is 0: toResources then leaves cpu.weight alone."""
+    assert v136.call("CPUWeight", cpuShares=None) == 0
+
+
+@pytest.mark.parametrize("shares, kubelet, runtime", [(2, 1, 1), (102, 4, 17), (256, 10, 35), (1024, 39, 100),
+                                                      (262144, 10000, 10000)])
+def test_cpu_weight_is_not_the_runtimes(v136, shares, kubelet, runtime):
+    """The two conversions a v1.36 node runs: the kubelet's line for pod and QoS cgroups, the cgroups library's curve
+    (v0.0.6 ConvertCPUSharesToCgroupV2Value, used by runc 1.3.2+ and crun 1.23+) for a container's own cgroup."""
+    assert (v136.call("CPUWeight", cpuShares=shares), v136.call("CgroupV2Weight", cpuShares=shares)) == (kubelet, runtime)
+    assert cgroups.cpu_shares_to_cpu_weight(shares) == kubelet
 
 
 # --- eviction thresholds and the fit check ----------------------------------------------------------------
@@ -253,3 +273,104 @@ def test_pod_requests_with_pod_level_resources(v136, pod, exclude_overhead):
 @given(pod=pod_level, index=st.integers(0, 5), capacity=capacities)
 def test_oom_score_with_pod_level_resources(v136, pod, index, capacity):
     _oom(v136, pod, index, capacity)
+
+
+# --- admission (the predicate admit handler and critical-pod preemption) ----------------------------------
+
+
+@st.composite
+def admitted_pods(draw, name="p"):
+    """A Pod as admission sees it at v1.36: maybe sidecars with host ports, pod-level resources, an OS label."""
+    pod = draw(ps.placed_pods(name=name))
+    sidecars = [c for c in pod["spec"].get("initContainers", []) if c.get("restartPolicy") == "Always"]
+    if sidecars:
+        ports = draw(ps.host_ports)
+        if ports:
+            sidecars[0]["ports"] = ports
+    pod_resources = draw(st.one_of(st.none(), ps.resource_requirements(ps.small_quantities)))
+    if pod_resources:
+        pod["spec"]["resources"] = {kind: {k: v for k, v in amounts_.items() if k in ("cpu", "memory")}
+                                    for kind, amounts_ in pod_resources.items()}
+    os_label = draw(st.sampled_from((None, None, "linux", "windows")))
+    if os_label:
+        pod["metadata"]["labels"] = {"kubernetes.io/os": os_label}
+    return pod
+
+
+@st.composite
+def admitting_nodes(draw):
+    """A Node as above, sometimes with conditions (which the predicate handler does not read) and extended resources."""
+    node = draw(ps.nodes())
+    conditions = draw(st.lists(st.sampled_from(("MemoryPressure", "DiskPressure", "PIDPressure", "Ready")),
+                               unique=True, max_size=2))
+    if conditions:
+        node["status"]["conditions"] = [{"type": c, "status": "True"} for c in conditions]
+    return node
+
+
+admission_others = st.integers(0, 3).flatmap(lambda n: st.tuples(*(admitted_pods(name=f"q{i}") for i in range(n))))
+
+
+def _admit(harness, pod, node, pods):
+    """The predicate admit handler's answer and the pods it preempted, by mini_kubelet and upstream."""
+    goos = harness.call("GOOS")
+    result = lifecycle.predicate_admit(api.pod_from_manifest(pod), node and api.node_from_manifest(node),
+                                       [api.pod_from_manifest(p) for p in pods], goos=goos)
+    mine = json.dumps({"admit": result.admit, "reason": result.reason, "message": result.message,
+                       "preempted": [f"{p.metadata.namespace}/{p.metadata.name}" for p in result.preempted]},
+                      sort_keys=True)
+    agree(_scalars_sorted(mine), lambda: _scalars_sorted(
+        json.dumps(harness.call("Admit", pod=pod, node=node, pods=list(pods)), sort_keys=True)))
+
+
+STATIC = {"kubernetes.io/config.source": "file"}  # a static pod: critical, so it may preempt
+FULL_NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-a", "labels": {"kubernetes.io/os": "linux"}},
+             "status": {"allocatable": {}, "capacity": {"pods": "0"}}}
+
+
+def critical(pod: dict, **metadata) -> dict:
+    pod["metadata"].update(namespace="default", annotations=STATIC, **metadata)
+    return pod
+
+
+POD_LEVEL_Q0 = pod_of([{"name": "a"}])
+POD_LEVEL_Q0["metadata"].update(name="q0", namespace="default")
+POD_LEVEL_Q0["spec"]["resources"] = {"requests": {"cpu": "1n"}, "limits": {"cpu": "1n"}}
+
+
+@differential
+@given(pod=admitted_pods(), node=st.one_of(admitting_nodes(), admitting_nodes(), st.none()), pods=admission_others)
+# Found by this test: v1.29 (#116892) runs the OS checks first; mini_kubelet tried preemption first, as v1.27 does,
+# and answered UnexpectedAdmissionError (no pods to preempt for the pod count).
+@example(pod=critical(pod_of([{"name": "a"}]), labels={"kubernetes.io/os": "windows"}), node=FULL_NODE, pods=())
+# Found by this test: the preemption reads each Pod's request with GetResourceRequest, which from v1.34 (#132277)
+# counts pod-level requests: q0's 1n of cpu is 1m, so 1m is still short, not 2m.
+@example(pod=critical(pod_of([{"name": "a", "resources": {"requests": {"cpu": "1n"}}}])), node=FULL_NODE,
+         pods=(POD_LEVEL_Q0,))
+# v1.31 (#125498): the message ends with the check's description.
+@example(pod=pod_of([{"name": "a"}]) | {"spec": {"containers": [{"name": "a"}], "nodeName": "node-b"}},
+         node=OVERCOMMITTED, pods=())
+# v1.31 (#124273): an init container's request for an extended resource the node does not list is dropped too.
+@example(pod=pod_of([{"name": "a"}], [{"name": "i", "resources": {"requests": {"example.com/gpu": "1"},
+                                                                    "limits": {"example.com/gpu": "1"}}}]),
+         node=OVERCOMMITTED, pods=())
+def test_admit(v136, pod, node, pods):
+    _admit(v136, pod, node, pods)
+
+
+@differential
+@given(pod=st.one_of(ps.pods(), sidecar_pods, pod_level), name=st.sampled_from(ps.RESOURCES + ("pods",)))
+# Found by this test: from v1.34 (#132277) a Pod with pod-level resources counts only those (1n of cpu: 1m).
+@example(pod=POD_LEVEL_Q0, name="cpu")
+@example(pod=APP_AND_SIDECAR, name="cpu")  # the sidecar adds: 2 cpus (v1.27's max of inits: 1)
+# A Pod-level request of memory only: the containers' cpu no longer counts at all.
+@example(pod=pod_of([{"name": "a", "resources": CPU_1}]) | {"spec": {"containers": [{"name": "a", "resources": CPU_1}],
+                                                                      "resources": {"requests": {"memory": "1Gi"}}}},
+         name="cpu")
+def test_get_resource_request(v136, pod, name):
+    """Upstream: pkg/api/v1/resource/helpers.go GetResourceRequestQuantity and GetResourceRequest, v1.36.5."""
+    assume(in_int64(pod))
+    model = api.pod_from_manifest(pod)
+    theirs = v136.call("GetResourceRequestQuantity", pod=pod, resource=name)
+    assert resource.get_resource_request_quantity(model, name) == exact_quantity(theirs)
+    assert resource.get_resource_request(model, name) == v136.call("GetResourceRequest", pod=pod, resource=name)

@@ -38,7 +38,7 @@ import json
 
 from kubernetes.client import V1Node, V1Pod
 
-from mini_kubelet import api, kubelet, lifecycle, scheduler, types
+from mini_kubelet import api, features, kubelet, lifecycle, scheduler, types
 from mini_kubelet.cmd.inputs import Inputs, profile_json, profile_line, resource_notes, use_node_release
 from mini_kubelet.eviction import manager as eviction
 
@@ -145,10 +145,7 @@ def _describe(outcome: kubelet.AdmissionOutcome, node: V1Node, conditions: list[
         entry["decided_by"] = {"handler": outcome.handler, "upstream": upstream, "check": check}
     node_info = scheduler.new_node_info(node, outcome.active_pods)
     filtered = lifecycle.remove_missing_extended_resources(pod, node_info)
-    entry["ignored_requests"] = sorted({name for c in pod.spec.containers or []
-                                        for name in ((c.resources.requests if c.resources else None) or {})}
-                                       - {name for c in filtered.spec.containers or []
-                                          for name in ((c.resources.requests if c.resources else None) or {})})
+    entry["ignored_requests"] = sorted(_requested(pod) - _requested(filtered))
     reasons = lifecycle.general_filter(filtered, node_info)
     short = {r.resource_name for r in reasons if isinstance(r, lifecycle.InsufficientResourceError)}
     failed = {r.predicate_name for r in reasons if isinstance(r, lifecycle.PredicateFailureError)}
@@ -163,9 +160,13 @@ def _describe(outcome: kubelet.AdmissionOutcome, node: V1Node, conditions: list[
                              "allocatable": node_info.allocatable.get(name, 0), "fits": name not in short})
     predicates_failed = bool(reasons)
     os_node = copy.deepcopy(node)  # the OS label check corrects the node's label in place
-    for check in _CHECKS:
+    os_first = features.DEFAULT_FEATURE_GATE.changed("AdmissionOSChecksFirst")  # 1.29: the OS checks come first
+    os_failed = os_first and lifecycle.os_rejection(pod, copy.deepcopy(node)) is not None
+    for check in _CHECKS[-2:] + _CHECKS[:-2] if os_first else _CHECKS:
         if outcome.handler == "eviction":
             result_, detail = "not reached", ""
+        elif os_failed and not check.startswith("OS"):
+            result_, detail = "not reached", "runs only after the OS checks pass"
         elif check == "resource fit":
             result_, detail = ("failed", "short of " + ", ".join(sorted(short))) if short else ("ok", "")
         elif check == lifecycle.TAINT_TOLERATION and types.is_static_pod(pod):
@@ -173,7 +174,7 @@ def _describe(outcome: kubelet.AdmissionOutcome, node: V1Node, conditions: list[
         elif check in failed:
             result_, detail = "failed", next(r.predicate_desc for r in reasons
                                              if isinstance(r, lifecycle.PredicateFailureError) and r.predicate_name == check)
-        elif check.startswith("OS") and predicates_failed and not outcome.preempted:
+        elif check.startswith("OS") and predicates_failed and not outcome.preempted and not os_first:
             result_, detail = "not reached", "runs only after the predicates pass"
         elif check == "OS label":
             bad = lifecycle.reject_pod_admission_based_on_os_selector(pod, os_node)
@@ -185,6 +186,14 @@ def _describe(outcome: kubelet.AdmissionOutcome, node: V1Node, conditions: list[
             result_, detail = "ok", ""
         entry["checks"].append({"check": check, "result": result_, "detail": detail})
     return entry
+
+
+def _requested(pod: V1Pod) -> set[str]:
+    """The resource names the containers request (from 1.31 the init containers' too, which admission filters)."""
+    containers = list(pod.spec.containers or [])
+    if features.DEFAULT_FEATURE_GATE.changed("InitContainerExtendedResourcesDropped"):
+        containers += pod.spec.init_containers or []
+    return {name for c in containers for name in ((c.resources.requests if c.resources else None) or {})}
 
 
 def _phase(outcome: kubelet.AdmissionOutcome) -> str:

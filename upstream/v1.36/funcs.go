@@ -6,10 +6,11 @@ package main
 //     with preemption's CriticalPodAdmissionHandler;
 //   - Fits: the scheduler's fitsRequest and computePodResourceRequest, through noderesources.Fits.
 // FeatureGateSpecs (features.go): the specs the kubelet's global feature gate registers, through GetAll.
-// Unexported in v1.36, so not here: the cm package's shares-to-weight conversion (v1.27's CpuSharesToCpuWeight);
-// CgroupV2Weight calls the exported conversion of github.com/opencontainers/cgroups, the library the
-// kubelet's cgroup v2 manager builds on. Not reachable without a running eviction manager: the eviction
-// ranking functions and threshold helpers, all unexported.
+// Reached through a shim (_shims/pkg/kubelet/cm/harness_export.go), in cm.go: CPUWeight, the cgroup manager's
+// unexported getCPUWeight, which is what it writes to cpu.weight on cgroup v2. CgroupV2Weight calls the
+// exported conversion of github.com/opencontainers/cgroups, which runtimes use for containers; the kubelet does
+// not. Other files add handlers from init(): resource.go (GetResourceRequestQuantity, GetResourceRequest).
+// Not reachable without a running eviction manager: the eviction ranking functions and threshold helpers.
 
 import (
 	"context"
