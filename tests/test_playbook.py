@@ -263,3 +263,16 @@ def test_the_chapter_is_in_the_nav_after_chapter_4_with_every_playbook_page():
     index = (DOCS / "chapter-5" / "index.md").read_text()
     for page in listed:  # the chapter's opening page lists every playbook page
         assert f"]({page.removeprefix('chapter-5/')})" in index, page
+
+
+def test_the_home_page_sends_a_reader_with_a_symptom_to_every_playbook_page_and_the_nav_keeps_it_open():
+    """docs/index.md's "Have a symptom? Start here" links the playbook's table and each page; mkdocs.yml's
+    extra.nav_expanded names the playbook's folder, so its section is open in the sidebar of every page."""
+    home = (DOCS / "index.md").read_text()
+    entry = home.split('!!! tip "Have a symptom? Start here"', 1)[1].split("\n!!! ", 1)[0]
+    assert "](chapter-5/index.md#the-playbook)" in entry
+    for page in sorted(PLAYBOOK.glob("*.md")):
+        assert f"](chapter-5/playbook/{page.name})" in entry, page.name
+    assert home.index("Have a symptom?") < home.index("## Who it is for")  # before the reader scrolls
+    extra = yaml.load((ROOT / "mkdocs.yml").read_text(), Loader=yaml.BaseLoader)["extra"]
+    assert "chapter-5/playbook/" in extra["nav_expanded"]
