@@ -5,7 +5,8 @@ Pods whose spec.nodeName is NAME, as the kubelet's API source does (pkg/kubelet/
 follows their changes through watch connections (a 410 Gone relists, a dropped connection resumes from the
 last resourceVersion). For each Pod that appears or changes it prints its admission verdict, QoS class and
 what the first sync would do; for a Pod that goes, that the kubelet would stop it. It only ever sends GETs.
-The access it needs (RBAC, cluster-wide): get on nodes, list and watch on pods (--once does without watch).
+The access it needs (RBAC, cluster-wide): get on nodes, list and watch on pods (--once does without watch):
+the ClusterRole of examples/rbac/watch.yaml, shown on docs/reference/watch.md.
 An unreachable cluster, a bad kubeconfig, a refusal (401/403) or a missing Node: one line, exit 2.
 """
 
