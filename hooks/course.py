@@ -11,6 +11,8 @@
   each release's exit code, for a Pod that v1.27 admits and v1.36 rejects.
 - `<!-- plot: examples/scenarios/NAME.yaml -->` becomes the figure `mini-kubelet run --plot` draws
   for that scenario, written into the site at build time (no image is committed).
+- `<!-- fields: lifecycle -->` becomes the reference tables of that scenario format (eviction, lifecycle,
+  node), rendered from the readers' own field definitions (mini_kubelet/sim/fields.py).
 - `{{ upstream_tag }}` becomes the tag itself, for prose that names it.
 - `{{ repo_url }}` becomes the repository address from mkdocs.yml, so a fork's pages follow it,
   and `{{ repo_dir }}` the folder a clone of it makes.
@@ -40,6 +42,7 @@ from mkdocs.structure.files import File
 from mkdocs.utils import get_relative_url
 
 from mini_kubelet.labs import notebooks
+from mini_kubelet.sim import fields as scenario_fields
 
 PLOTS = "assets/plots"  # where the scenario plots are published in the site
 
@@ -55,6 +58,7 @@ RELEASES_MARKER = re.compile(r"^<!-- releases(?: exit=(\d+(?:,\d+)?))?: (.+?) --
 ANY_COMMAND_MARKER = re.compile(r"^<!-- (?:run|releases)(?: exit=(\d+(?:,\d+)?))?: (.+?) -->$", re.M)  # either kind
 COMPARED = ("1.27", "1.36")  # the reference release and the current one, as a releases marker shows them
 PLOT_MARKER = re.compile(r"^<!-- plot: (examples/scenarios/[\w.-]+\.yaml) -->$", re.M)
+FIELDS_MARKER = re.compile(r"^<!-- fields: (eviction|lifecycle|node) -->$", re.M)
 FENCE = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)
 
 
@@ -238,6 +242,7 @@ def on_page_markdown(markdown, page, config, files):
     def transform(text: str) -> str:
         text = UPSTREAM_REF.sub(lambda m: upstream_link(m.group(1), repo, tag), text)
         text = PLOT_MARKER.sub(lambda m: plot_figure(m.group(1), page), text)
+        text = FIELDS_MARKER.sub(lambda m: scenario_fields.markdown(m.group(1)), text)
         text = RELEASES_MARKER.sub(lambda m: release_tabs(m.group(2), m.group(1) or "0"), text)
         return RUN_MARKER.sub(lambda m: console_block(m.group(2), command_outputs(m.group(2))[m.group(2)], int(m.group(1) or 0)),
                               text)

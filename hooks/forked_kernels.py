@@ -97,6 +97,16 @@ def kernel(path: str, argv: list[str]) -> None:
         replies.read()  # the end of the connection: the kernel has ended
 
 
+def kernel_python(executable: str) -> str:
+    """The Python a kernelspec's argv[0] names: a bare python, python3 or python3.X is this one, as jupyter_client says.
+
+    A kernelspec as ipykernel ships it names `python`; in a virtual environment that is not activated
+    (`.venv/bin/mkdocs build`) the `python` on PATH is another one, without the course's packages.
+    """
+    bare = {"python", f"python{sys.version_info[0]}", "python{}.{}".format(*sys.version_info[:2])}
+    return sys.executable if executable in bare else executable
+
+
 @contextlib.contextmanager
 def forked_kernels():
     """While it lasts, the python3 kernel of this process and its children is forked as above."""
@@ -105,7 +115,8 @@ def forked_kernels():
     folder = Path(tempfile.mkdtemp(prefix="course-kernels-"))
     path = str(folder / "socket")
     spec = KernelSpecManager().get_kernel_spec("python3")
-    server = subprocess.Popen([spec.argv[0], *[a for a in spec.argv[1:] if a.startswith("-X")], __file__, "serve", path],
+    python = kernel_python(spec.argv[0])
+    server = subprocess.Popen([python, *[a for a in spec.argv[1:] if a.startswith("-X")], __file__, "serve", path],
                               stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
     while not os.path.exists(path):  # bound at once, before its imports
         if server.poll() is not None:
@@ -114,7 +125,7 @@ def forked_kernels():
     kernels = folder / "kernels" / "python3"
     kernels.mkdir(parents=True)
     options = spec.to_dict()
-    options["argv"] = [spec.argv[0], "-S", __file__, "kernel", path, *spec.argv[spec.argv.index("-m") + 2:]]
+    options["argv"] = [python, "-S", __file__, "kernel", path, *spec.argv[spec.argv.index("-m") + 2:]]
     (kernels / "kernel.json").write_text(json.dumps(options))
     before = os.environ.get("JUPYTER_PATH")
     os.environ["JUPYTER_PATH"] = os.pathsep.join([str(folder)] + ([before] if before else []))

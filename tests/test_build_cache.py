@@ -56,3 +56,41 @@ def test_a_lab_run_outside_the_course_folder_finds_the_examples(tmp_path, monkey
 
     monkeypatch.chdir(tmp_path)
     assert course_path("examples/pods/web.yaml") == LABS.parent / "examples" / "pods" / "web.yaml"
+
+
+def test_the_kernels_start_from_a_kernelspec_naming_python_with_the_environment_not_activated(tmp_path, monkeypatch):
+    """`.venv/bin/mkdocs build` with ipykernel's own kernelspec (argv[0] `python`): the `python` on PATH is not ours.
+
+    forked_kernels resolves a bare python as jupyter_client's KernelManager.format_kernel_cmd does
+    (to sys.executable), so the process the kernels are forked from, and the kernels, are this Python.
+    """
+    import json
+    import os
+    import sys
+
+    from jupyter_client.manager import start_new_kernel
+
+    from hooks.forked_kernels import forked_kernels, kernel_python
+
+    native = tmp_path / "kernels" / "python3"
+    native.mkdir(parents=True)
+    native.joinpath("kernel.json").write_text(json.dumps({
+        "argv": ["python", "-Xfrozen_modules=off", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Python 3 (ipykernel)", "language": "python"}))
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path))
+    venv = os.path.dirname(sys.executable)
+    monkeypatch.setenv("PATH", os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep)
+                                                if p and os.path.realpath(p) != os.path.realpath(venv)) or "/usr/bin:/bin")
+    assert kernel_python("python") == kernel_python("python3") == sys.executable
+    assert kernel_python("/opt/other/python") == "/opt/other/python"
+    with forked_kernels():
+        folder = os.environ["JUPYTER_PATH"].split(os.pathsep)[0]  # the forked kernels' spec, ahead of ours
+        forked = json.loads((type(tmp_path)(folder) / "kernels" / "python3" / "kernel.json").read_text())
+        assert forked["argv"][0] == sys.executable
+        manager, client = start_new_kernel(kernel_name="python3", startup_timeout=60)
+        try:
+            reply = client.execute_interactive("import mini_kubelet", timeout=60)
+            assert reply["content"]["status"] == "ok"
+        finally:
+            client.stop_channels()
+            manager.shutdown_kernel(now=True)

@@ -275,3 +275,16 @@ def test_exceeded_grace_period_only_for_a_pod_still_stopping_after_the_wait():
     assert eviction["stops_at"] - eviction["time"] > wait, "the page's replay shows a Pod still stopping"
     assert warned == {eviction["time"] + wait}
     assert "if the Pod is still stopping then" in flat((PLAYBOOK / "evicted.md").read_text())
+
+
+def test_the_home_page_sends_a_reader_with_a_symptom_to_every_playbook_page_and_the_nav_keeps_it_open():
+    """docs/index.md's "Have a symptom? Start here" links the playbook's table and each page; mkdocs.yml's
+    extra.nav_expanded names the playbook's folder, so its section is open in the sidebar of every page."""
+    home = (DOCS / "index.md").read_text()
+    entry = home.split('!!! tip "Have a symptom? Start here"', 1)[1].split("\n!!! ", 1)[0]
+    assert "](chapter-5/index.md#the-playbook)" in entry
+    for page in sorted(PLAYBOOK.glob("*.md")):
+        assert f"](chapter-5/playbook/{page.name})" in entry, page.name
+    assert home.index("Have a symptom?") < home.index("## Who it is for")  # before the reader scrolls
+    extra = yaml.load((ROOT / "mkdocs.yml").read_text(), Loader=yaml.BaseLoader)["extra"]
+    assert "chapter-5/playbook/" in extra["nav_expanded"]

@@ -38,6 +38,17 @@ def test_navigation_reaches_chapter_0(page):
     assert "kubelet" in page.locator("article h1").inner_text().lower()
 
 
+def test_the_playbook_is_open_in_the_sidebar_of_every_page_and_other_sections_keep_theirs(page):
+    """extra.nav_expanded: the playbook's pages are listed in the sidebar of a page of another chapter, at a laptop's
+    width, while a chapter's own pages are not expanded elsewhere (Material's navigation.expand is not on)."""
+    page.goto(page.base + "/chapter-2/")
+    sidebar = page.locator("nav.md-nav--primary")
+    for name in ("evicted", "oomkilled", "stuck-terminating"):
+        assert sidebar.locator(f"a[href$='chapter-5/playbook/{name}/']").first.is_visible(), name
+    toggles = sidebar.locator("input.md-nav__toggle.md-toggle--indeterminate")
+    assert toggles.count() == 1  # the playbook's, and no other
+
+
 @pytest.mark.parametrize("term", ["eviction", "kubelet"])
 def test_search_returns_results(page, term):
     page.goto(page.base + "/")

@@ -6,6 +6,8 @@ file of their own so that, in parallel, they can run on the other worker beside 
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 pytestmark = pytest.mark.site
@@ -80,3 +82,62 @@ def test_left_to_right_diagrams_are_drawn_top_to_bottom_at_their_own_size_on_a_p
     laptop, phone = sizes[1280], sizes[390]
     assert laptop["width"] > laptop["height"]  # left to right, where there is room
     assert phone["height"] > phone["width"] and phone["height"] > 3 * laptop["height"]  # top to bottom, not shrunk
+
+
+# --- every page of the built site ----------------------------------------------------------------------
+
+# After a page has loaded: its diagrams' sources still waiting to be drawn (Mermaid leaves a diagram it
+# cannot parse as its source, and its error drawing in the body), and the size of each one drawn.
+DIAGRAMS = """() => ({
+  source: [...document.querySelectorAll('pre.mermaid')].map(pre => pre.textContent.trim().split('\\n')[0]),
+  failed: document.querySelectorAll('svg[aria-roledescription=error]').length,
+  drawn: [...document.querySelectorAll('div.mermaid')].map(d => { const b = d.getBoundingClientRect(); return [b.width, b.height]; }),
+})"""
+
+
+def built_pages(out) -> list[str]:
+    """Every page of the built site, as the path a reader's browser asks for."""
+    return sorted("/" + "".join(f"{part}/" for part in html.parent.relative_to(out).parts) for html in out.rglob("index.html"))
+
+
+def test_every_page_draws_its_diagrams_and_logs_no_error(site, site_pages):
+    """Each page of the site, in one page at a laptop's width in the light scheme: no console error, and every
+    Mermaid diagram drawn (none left as its source or as Mermaid's error drawing), not only on the pages above.
+
+    A page's scripts have run once its DOM is loaded; one with a diagram is waited for until Mermaid has drawn
+    them or failed. What a page logs later is still reported, against the page after it.
+    """
+    out, _ = site
+    paths = built_pages(out)
+    assert len(paths) >= 60 and "/chapter-1/termination-and-grace/" in paths
+    page = site_pages.load(None)
+    # Each page would index the whole site for search again (1.9 MB, in a worker): here the index is empty, with
+    # the site's own search settings (the search itself is test_site's).
+    index = json.loads((out / "search" / "search_index.json").read_text(encoding="utf-8"))
+    empty = json.dumps({**index, "docs": []})
+    page.route("**/search/search_index.json", lambda route: route.fulfill(body=empty, content_type="application/json"))
+    problems, diagrams = {}, 0
+    try:
+        for path in paths:
+            errors = len(site_pages.errors)
+            expected = (out / path.strip("/") / "index.html").read_text(encoding="utf-8").count('<pre class="mermaid">')
+            page.goto(page.base + path, wait_until="load" if path == paths[-1] else "domcontentloaded")  # scripts have run
+            if expected:
+                page.wait_for_function("() => !document.querySelector('pre.mermaid')"
+                                       " || document.querySelector('svg[aria-roledescription=error]')", timeout=30_000)
+            found = page.evaluate(DIAGRAMS)
+            page.evaluate("0")  # a round trip: what the page logged has been reported
+            wrong = [f"a diagram left as its source: {first!r}" for first in found["source"]]
+            wrong += [f"Mermaid drew {found['failed']} error diagram(s)"] if found["failed"] else []
+            wrong += [f"{len(found['drawn'])} diagrams drawn of {expected}"] if len(found["drawn"]) != expected else []
+            wrong += [f"a diagram drawn at {w:.0f}x{h:.0f} px" for w, h in found["drawn"] if w < 100 or h < 50]
+            wrong += [f"console: {error.splitlines()[0]}" for error in site_pages.errors[errors:]]
+            del site_pages.errors[errors:]
+            if wrong:
+                problems[path] = wrong
+            diagrams += expected
+    finally:
+        page.unroute("**/search/search_index.json")
+    assert diagrams >= 15
+    assert not problems, "\n".join(f"{path}: {'; '.join(wrong)}" for path, wrong in problems.items())
+    site_pages.check()  # and no page reached outside the site

@@ -3,8 +3,9 @@
 tests/test_watch_cli.py checks the command against a loopback server written for the tests; here the
 server is upstream's own (upstream/servers/ builds both with Go, once, into the harness's cache). The
 Node and the Pods are made with the official client as an admin; nothing schedules or runs them, so the
-Pods stay Pending, which is all the command reads. RBAC is on: the command's access (watch.py's
-docstring) is granted to plain users through ClusterRoles, one verb short in each of the others.
+Pods stay Pending, which is all the command reads. RBAC is on: the command's access (the ClusterRole of
+examples/rbac/watch.yaml, which the watch reference page shows) is granted to plain users through
+ClusterRoles, one verb short in each of the others.
 """
 
 from __future__ import annotations
@@ -18,14 +19,14 @@ from mini_kubelet.cmd.main import main
 from mini_kubelet.config import apiserver
 
 from . import upstream_harness, upstream_servers
+from .test_watch_cli import watch_rules
 
 pytestmark = [pytest.mark.upstream, pytest.mark.apiserver, pytest.mark.ch1]
 upstream_harness.go()  # no Go: the whole file is skipped, with one message (a failure in CI)
 
 NODE, NAMESPACE = "node-1", "watch-test"
 WATCH_SECONDS = 3  # each watch connection's timeoutSeconds here, so that --connections 1 ends by itself
-WATCH_RULES = [{"apiGroups": [""], "resources": ["pods"], "verbs": ["list", "watch"]},
-               {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get"]}]  # what watch.py says it needs
+WATCH_RULES = watch_rules()  # what the reference page and examples/rbac/watch.yaml say it needs
 ROLES = {"watcher": WATCH_RULES,
          "no-watch": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]}, WATCH_RULES[1]],
          "no-list": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["watch"]}, WATCH_RULES[1]],

@@ -9,11 +9,14 @@ kubelet's: canAdmitPod's verdict (kubelet.go), GetPodQOS, and computePodActions 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
+import yaml
 
-from mini_kubelet.cmd.main import main
+from mini_kubelet.cmd.main import main, parser
 
+from .conftest import DOCS, EXAMPLES
 from .test_config_apiserver import DROP, END, GONE, NODE, FakeAPIServer, event, kubeconfig
 
 pytestmark = pytest.mark.ch1
@@ -36,6 +39,12 @@ def pod(name, rv, *, memory=None, init=None, deleting=False, phase=None):
     if phase:
         doc["status"] = {"phase": phase}
     return doc
+
+
+def watch_rules() -> list[dict]:
+    """The access the watch reference page gives the command: the ClusterRole's rules in examples/rbac/watch.yaml."""
+    docs = list(yaml.safe_load_all((EXAMPLES / "rbac" / "watch.yaml").read_text()))
+    return next(d for d in docs if d["kind"] == "ClusterRole")["rules"]
 
 
 def Server(lists, watches, status=200, node=True):
@@ -206,3 +215,39 @@ def test_an_exec_plugin_kubeconfig_prints_only_the_one_line_error(tmp_path, plug
     result = watch_process(path)
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr.count("\n") == 1 and result.stderr.startswith(f"mini-kubelet: {path}: {message}"), result.stderr
+
+
+def test_every_request_is_a_get_that_the_documented_role_allows_and_each_rule_is_used(tmp_path):
+    """What the command asks for, as RBAC names it, is exactly the ClusterRole of examples/rbac/watch.yaml.
+
+    The loopback server answers only GET, so a write would fail the command. tests/test_watch_apiserver.py
+    shows the role is enough on a real API server, and that each verb of it is needed.
+    """
+    with Server([(10, [pod("web", 9)])], [[END]]) as server:
+        assert main(["watch", "--kubeconfig", kubeconfig(tmp_path, server.url), "--node", NODE, "--connections", "1"]) == 0
+    asked = set()
+    for path, query in server.requests:
+        if path == f"/api/v1/nodes/{NODE}":
+            asked.add(("nodes", "get"))
+        else:
+            assert path == "/api/v1/pods" and query["fieldSelector"] == f"spec.nodeName={NODE}"
+            asked.add(("pods", "watch" if query.get("watch") == "true" else "list"))
+    rules = watch_rules()
+    assert all(rule["apiGroups"] == [""] for rule in rules)
+    assert asked == {(resource, verb) for rule in rules for resource in rule["resources"] for verb in rule["verbs"]}
+
+
+def test_the_reference_page_lists_every_flag_with_the_parsers_defaults():
+    """docs/reference/watch.md's flag table: one row per flag of `mini-kubelet watch`, required ones said so."""
+    page = (DOCS / "reference" / "watch.md").read_text()
+    rows = dict(re.findall(r"^\| `(--[a-z-]+)[^`]*` \| ([^|]+) \|", page, re.M))
+    watch = parser()._subparsers._group_actions[0].choices["watch"]
+    actions = [a for a in watch._actions if a.dest != "help"]
+    assert sorted(rows) == sorted(a.option_strings[-1] for a in actions)
+    for action in actions:
+        said = rows[action.option_strings[-1]].strip()
+        if action.required:
+            assert said == "required", action.option_strings
+        elif action.default not in (None, False, ""):
+            assert said.startswith(f"`{action.default}`"), (action.option_strings, said)
+        assert said != "required" or action.required

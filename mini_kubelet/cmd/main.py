@@ -18,6 +18,8 @@ from mini_kubelet.errors import ManifestError, UsageError
 USAGE_ERROR = 2
 PROG = "mini-kubelet"
 KUBERNETES_VERSION = "v1.27"  # the release whose kubelet the course reads and mirrors
+# Where the scenario files' fields are described: the site's page (its path under the site's address), and its source.
+SCENARIO_REFERENCE = "reference/scenarios/ on the course's site (docs/reference/scenarios.md in its repository)"
 
 
 def version() -> str:
@@ -144,7 +146,9 @@ def parser() -> argparse.ArgumentParser:
     watch.set_defaults(command="watch")
 
     # Chapters 1 and 4
-    run = commands.add_parser("run", help="replay a scenario on a virtual clock: a Pod's lifecycle or a node under pressure")
+    run = commands.add_parser("run", help="replay a scenario on a virtual clock: a Pod's lifecycle or a node under pressure",
+                              epilog=f"Every field of a scenario file (replay: lifecycle, eviction or node), with its type, "
+                                     f"default and unit: the course's reference page, {SCENARIO_REFERENCE}.")
     run.add_argument("scenario", metavar="SCENARIO.yaml", help="a scenario file (see examples/scenarios/; - reads standard input)")
     run.add_argument("--plot", metavar="OUT.png", help="also draw the signals against their thresholds, or each "
                      "container's state over time (PNG or SVG)")

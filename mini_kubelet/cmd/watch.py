@@ -7,7 +7,8 @@ last resourceVersion). For each Pod that appears or changes it prints its admiss
 what the first sync would do; for a Pod that goes, that the kubelet would stop it. The verdict is `admit`'s
 (the same code): the listed Pods as a kubelet starting now admits them, oldest first, each against the active
 ones admitted before it, the Node's pressure conditions read by the eviction handler. It only ever sends GETs.
-The access it needs (RBAC, cluster-wide): get on nodes, list and watch on pods (--once does without watch).
+The access it needs (RBAC, cluster-wide): get on nodes, list and watch on pods (--once does without watch):
+the ClusterRole of examples/rbac/watch.yaml, shown on docs/reference/watch.md.
 An unreachable cluster, a bad kubeconfig, a refusal (401/403) or a missing Node: one line, exit 2.
 """
 

@@ -6,7 +6,9 @@ are `replay`, `description`, `duration`, `node`, `pods` (each from `file:` or an
 `events` (each `{at: TIME, KIND: {...}}`, one kind per event) and `expect`. Each kind has its own event
 kinds and expect keys, and a field or event of the other kind is an error naming the file and the field.
 A third kind, `replay: node` (chapter 5: one Kubelet with every chapter wired in), is read by
-mini_kubelet/sim/node_scenario.py and described on docs/chapter-5/one-kubelet.md.
+mini_kubelet/sim/node_scenario.py and described on docs/chapter-5/one-kubelet.md. Every field of the three,
+with its type, default and unit, is in fields.py: the readers check a file against it, and the reference
+page docs/reference/scenarios.md is made from it.
 
 A lifecycle scenario (times are Go durations; the replay steps one second at a time):
 

@@ -18,6 +18,7 @@ from kubernetes.client import V1Node, V1Pod, V1PodStatus
 from .. import api, features, resource, types
 from ..clock import DEFAULT_START
 from ..config.common import try_decode_single_pod
+from . import fields
 from .reader import Reader, read_scenario  # noqa: F401  (read_scenario: for the replay and the command)
 from .series import format_duration
 
@@ -27,11 +28,10 @@ MAX_LIFECYCLE_DURATION = 6 * 3600  # the replay steps every second
 DEFAULT_NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-1"},
                 "status": {"allocatable": {"cpu": "4", "memory": "16Gi", "pods": "110"},
                            "capacity": {"cpu": "4", "memory": "16Gi", "pods": "110"}}}
-EVENT_KINDS = ("exit", "crash", "oomKill", "probe", "delete", "sandboxDies")
-EVENT_FIELDS = {"exit": ("pod", "container", "code"), "crash": ("pod", "container", "code"),
-                "oomKill": ("pod", "container"), "sandboxDies": ("pod",), "delete": ("pod", "gracePeriod"),
-                "probe": ("pod", "container", "liveness", "readiness", "startup", "output")}
-EXPECT_KEYS = ("pods", "restarts", "events", "kills", "stops")
+# The fields of a lifecycle scenario are in mini_kubelet/sim/fields.py (the format "lifecycle"), as read here.
+EVENT_KINDS = fields.names(LIFECYCLE, "events[]")[1:]  # after at
+EVENT_FIELDS = {kind: fields.names(LIFECYCLE, f"events[].{kind}") for kind in EVENT_KINDS}
+EXPECT_KEYS = fields.names(LIFECYCLE, "expect")
 
 
 @dataclass
@@ -90,8 +90,8 @@ def load_lifecycle_scenario(doc: Any, where: str, base: Path, name: str) -> Life
     Upstream: none (a course tool)
     """
     r = Reader(where, base)
-    doc = r.mapping(doc, "", ("replay", "description", "duration", "node", "pods", "events", "expect"))
-    duration = r.duration(doc.get("duration", f"{DEFAULT_LIFECYCLE_DURATION}s"), "duration")
+    doc = r.mapping(doc, "", fields.names(LIFECYCLE, ""))
+    duration = r.duration(doc.get("duration", fields.default(LIFECYCLE, "", "duration")), "duration")
     if not 0 < duration <= MAX_LIFECYCLE_DURATION:
         r.fail("duration", f"expected more than 0s and at most {format_duration(MAX_LIFECYCLE_DURATION)}")
     node, kubelet = _node(r, doc.get("node")), _kubelet(r, (doc.get("node") or {}).get("kubelet"))
@@ -118,7 +118,7 @@ def load_lifecycle_scenario(doc: Any, where: str, base: Path, name: str) -> Life
 def _node(r: Reader, raw: Any) -> V1Node:
     if raw is None:
         return api.node_from_manifest(copy.deepcopy(DEFAULT_NODE))
-    entry = r.mapping(raw, "node", ("name", "file", "manifest", "kubelet"))
+    entry = r.mapping(raw, "node", fields.names(LIFECYCLE, "node"))
     if "file" in entry and "manifest" in entry:
         r.fail("node", "give file: or manifest:, not both")
     if "file" in entry or "manifest" in entry:
@@ -144,8 +144,8 @@ def _kubelet(r: Reader, raw: Any) -> dict:
     if raw is None:
         return {}
     where = "node.kubelet.crashLoopBackOff"
-    loop = r.mapping(r.mapping(raw, "node.kubelet", ("crashLoopBackOff",)).get("crashLoopBackOff") or {}, where,
-                     ("maxContainerRestartPeriod",))
+    loop = r.mapping(r.mapping(raw, "node.kubelet", fields.names(LIFECYCLE, "node.kubelet")).get("crashLoopBackOff") or {},
+                     where, fields.names(LIFECYCLE, "node.kubelet.crashLoopBackOff"))
     if "maxContainerRestartPeriod" not in loop:
         return {}
     period = r.duration(loop["maxContainerRestartPeriod"], f"{where}.maxContainerRestartPeriod")
@@ -192,10 +192,10 @@ def read_pod_doc(r: Reader, entry: dict, path: str) -> Any:
 
 
 def _pod(r: Reader, raw: Any, path: str, node_name: str, duration: int) -> LifecyclePod:
-    entry = r.mapping(raw, path, ("file", "manifest", "source", "at", "run"))
+    entry = r.mapping(raw, path, fields.names(LIFECYCLE, "pods[]"))
     if ("file" in entry) == ("manifest" in entry):
         r.fail(path, "give either file: (a path) or manifest: (an inline Pod)")
-    source = entry.get("source", "api")
+    source = entry.get("source", fields.default(LIFECYCLE, "pods[]", "source"))
     if source not in ("api", "file"):
         r.fail(f"{path}.source", f"expected api (from the API server) or file (a static pod), got {source!r}")
     doc = read_pod_doc(r, entry, path)
@@ -210,7 +210,7 @@ def _pod(r: Reader, raw: Any, path: str, node_name: str, duration: int) -> Lifec
         r.fail(where + (f".{err.path}" if err.path else ""), err.problem)
     manifest_name = doc.get("metadata", {}).get("name", "") if isinstance(doc, dict) else ""
     pod = resource.set_defaults_pod(pod)
-    at = r.duration(entry.get("at", 0), f"{path}.at")
+    at = r.duration(entry.get("at", fields.default(LIFECYCLE, "pods[]", "at")), f"{path}.at")
     if at >= duration:
         r.fail(f"{path}.at", f"{format_duration(at)} is not before the end of the replay ({format_duration(duration)})")
     if source == "api":  # what the API server and the scheduler's Binding give it
@@ -230,7 +230,7 @@ def _pod(r: Reader, raw: Any, path: str, node_name: str, duration: int) -> Lifec
         where = f"{path}.run.{cname}"
         if cname not in names:
             r.fail(where, f"no such container (the pod has: {', '.join(names)})")
-        behaviour = r.mapping(behaviour, where, ("after", "exitCode", "oomKill", "preStopDuration"))
+        behaviour = r.mapping(behaviour, where, fields.names(LIFECYCLE, "pods[].run.CONTAINER"))
         if "preStopDuration" in behaviour:
             pre_stop[cname] = _pre_stop_duration(r, specs[cname], behaviour.pop("preStopDuration"), f"{where}.preStopDuration")
             if not behaviour:
@@ -283,7 +283,7 @@ def _event(r: Reader, raw: Any, path: str, scenario: LifecycleScenario) -> Lifec
         if args["container"] not in names:
             r.fail(f"{where}.container", f"no such container (the pod has: {', '.join(names)})")
     if kind in ("exit", "crash"):
-        args["code"] = _exit_code(r, args.get("code", 0 if kind == "exit" else 1), f"{where}.code")
+        args["code"] = _exit_code(r, args.get("code", fields.default(LIFECYCLE, f"events[].{kind}", "code")), f"{where}.code")
         if kind == "crash" and args["code"] == 0:
             r.fail(f"{where}.code", "a crash has a non-zero exit code (use exit: for code 0)")
     if kind == "delete":
@@ -301,11 +301,7 @@ def _event(r: Reader, raw: Any, path: str, scenario: LifecycleScenario) -> Lifec
 
 
 def _expect(r: Reader, raw: Any, scenario: LifecycleScenario) -> dict:
-    allowed = {"pods": ("pod", "at", "phase", "status", "ready", "restarts"),
-               "restarts": ("pod", "container", "at", "count", "backOff", "exitCode", "reason"),
-               "events": ("pod", "container", "type", "reason", "message", "at"),
-               "kills": ("pod", "at", "gracePeriod"),
-               "stops": ("pod", "container", "at", "preStop", "gracePeriod", "sigterm", "sigkillBy")}
+    allowed = {key: fields.names(LIFECYCLE, f"expect.{key}[]") for key in EXPECT_KEYS}
     checked: dict[str, list] = {}
     for key, entries in r.expect_lists(raw, EXPECT_KEYS, allowed):
         items = checked[key] = []

@@ -20,7 +20,7 @@ from .. import api, resource
 from ..clock import DEFAULT_START
 from ..config.common import try_decode_single_pod
 from ..eviction import manager as mgr
-from . import scenario as ev
+from . import fields, scenario as ev
 from .lifecycle_scenario import read_pod_doc
 from .reader import Reader
 from .series import Series, format_duration
@@ -31,10 +31,11 @@ DEFAULT_NODE_DURATION = 3600
 MAX_NODE_DURATION = 7 * 24 * 3600  # a week: the replay is event-driven, so a long stretch costs passes, not seconds
 MAX_PODS_DEFAULT = 110  # KubeletConfiguration maxPods default
 IMAGE_GC_HIGH_DEFAULT, IMAGE_GC_LOW_DEFAULT = 85, 80  # imageGCHighThresholdPercent / imageGCLowThresholdPercent
-NODE_KUBELET_KEYS = ("maxPods", "imageGCHighThresholdPercent", "imageGCLowThresholdPercent")
-POD_KEYS = ("file", "manifest", "usage", "source", "at", "count", "replicaSet", "run")
-EVENT_KINDS = ("addPod", "deletePod", "set", "pullImage")
-EXPECT_KEYS = ("evictions", "oomKills", "rejected", "conditions", "pods")
+# The fields of a `replay: node` scenario are in mini_kubelet/sim/fields.py (the format "node"), as read here.
+NODE_KUBELET_KEYS = fields.names(NODE, "node.kubelet")[len(KUBELET_KEYS):]  # maxPods and the image GC thresholds
+POD_KEYS = fields.names(NODE, "pods[]")
+EVENT_KINDS = fields.names(NODE, "events[]")[1:]  # after at
+EXPECT_KEYS = fields.names(NODE, "expect")
 NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # k8s.io/apimachinery/pkg/util/rand: the letters generated names use
 
 
@@ -119,27 +120,27 @@ def load_node_scenario(doc: Any, where: str, base: Path, name: str) -> NodeScena
     Upstream: none (a course tool)
     """
     r = Reader(where, base)
-    doc = r.mapping(doc, "", ("replay", "description", "duration", "node", "images", "pods", "events", "expect"))
-    duration = r.duration(doc.get("duration", "1h"), "duration")
+    doc = r.mapping(doc, "", fields.names(NODE, ""))
+    duration = r.duration(doc.get("duration", fields.default(NODE, "", "duration")), "duration")
     if not 0 < duration <= MAX_NODE_DURATION:
         r.fail("duration", f"expected more than 0s and at most {format_duration(MAX_NODE_DURATION)}")
-    raw_node = r.mapping(doc.get("node"), "node", ("name", "capacity", "usage", "kubelet"))
-    node_name = str(raw_node.get("name", "node-1"))
-    capacity_raw = r.mapping(raw_node.get("capacity"), "node.capacity", ev._CAPACITY_KEYS)
-    for key in ("memory", "cpu", "nodefs", "inodes", "maxpid"):
+    raw_node = r.mapping(doc.get("node"), "node", fields.names(NODE, "node"))
+    node_name = str(raw_node.get("name", fields.default(NODE, "node", "name")))
+    capacity_raw = r.mapping(raw_node.get("capacity"), "node.capacity", fields.names(NODE, "node.capacity"))
+    for key in fields.required(NODE, "node.capacity"):
         if key not in capacity_raw:
             r.fail(f"node.capacity.{key}", "required")
     capacity = {k: r.amount(v, f"node.capacity.{k}") for k, v in capacity_raw.items()}
     usage_raw = r.mapping(raw_node.get("usage", {}), "node.usage", ev.NODE_KEYS)
     node_usage = {k: r.series(usage_raw.get(k, 0), f"node.usage.{k}") for k in ev.NODE_KEYS}
-    kubelet_raw = dict(r.mapping(raw_node.get("kubelet") or {}, "node.kubelet", KUBELET_KEYS + NODE_KUBELET_KEYS))
+    kubelet_raw = dict(r.mapping(raw_node.get("kubelet") or {}, "node.kubelet", fields.names(NODE, "node.kubelet")))
     extra = {k: kubelet_raw.pop(k) for k in NODE_KUBELET_KEYS if k in kubelet_raw}
     config, kubelet, pods_limit = kubelet_settings(r, kubelet_raw, capacity)
     kubelet.update(_node_kubelet(r, extra))
     node = _node(node_name, capacity_raw, kubelet, pods_limit, capacity)
     images = []
     for i, raw in enumerate(r.sequence(doc.get("images"), "images")):
-        image = r.mapping(raw, f"images[{i}]", ("name", "size", "lastUsed", "detected", "pinned", "inodes"))
+        image = r.mapping(raw, f"images[{i}]", fields.names(NODE, "images[]"))
         images.append(ev._image(r, image, f"images[{i}]"))
     pods = [p for i, raw in enumerate(r.sequence(doc.get("pods"), "pods"))
             for p in _pods(r, raw, f"pods[{i}]", node_name, duration)]
@@ -167,9 +168,7 @@ def _node_kubelet(r: Reader, raw: dict) -> dict:
 
     Upstream: pkg/kubelet/apis/config/validation/validation.go ValidateKubeletConfiguration
     """
-    out = {"maxPods": raw.get("maxPods", MAX_PODS_DEFAULT),
-           "imageGCHighThresholdPercent": raw.get("imageGCHighThresholdPercent", IMAGE_GC_HIGH_DEFAULT),
-           "imageGCLowThresholdPercent": raw.get("imageGCLowThresholdPercent", IMAGE_GC_LOW_DEFAULT)}
+    out = {key: raw.get(key, fields.default(NODE, "node.kubelet", key)) for key in NODE_KUBELET_KEYS}
     for key, value in out.items():
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= (2**31 - 1 if key == "maxPods" else 100):
             r.fail(f"node.kubelet.{key}", f"expected a whole number{' from 0 to 100' if key != 'maxPods' else ''}, got {value!r}")
@@ -206,7 +205,7 @@ def _quantity(name: str, amount) -> str:
 def _pods(r: Reader, raw: Any, path: str, node_name: str, duration: int) -> list[NodePod]:
     """One pods: entry, which `count:` turns into several Pods named from its `{i}` (1, 2, ...)."""
     entry = r.mapping(raw, path, POD_KEYS)
-    count = entry.get("count", 1)
+    count = entry.get("count", fields.default(NODE, "pods[]", "count"))
     if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= 5000:
         r.fail(f"{path}.count", f"expected a whole number from 1 to 5000, got {count!r}")
     doc = read_pod_doc(r, entry, path)
@@ -231,7 +230,7 @@ def _pods(r: Reader, raw: Any, path: str, node_name: str, duration: int) -> list
 
 
 def _pod(r: Reader, entry: dict, doc: dict, path: str, node_name: str, duration: int) -> NodePod:
-    source = entry.get("source", "api")
+    source = entry.get("source", fields.default(NODE, "pods[]", "source"))
     if source not in ("api", "file"):
         r.fail(f"{path}.source", f"expected api (from the API server) or file (a static pod), got {source!r}")
     plan = ev._pod(r, {"manifest": doc, **({"usage": entry["usage"]} if "usage" in entry else {})}, path,
@@ -242,7 +241,7 @@ def _pod(r: Reader, entry: dict, doc: dict, path: str, node_name: str, duration:
         except api.ManifestError as err:
             r.fail(f"{path}.manifest" + (f".{err.path}" if err.path else ""), err.problem)
         plan.pod = pod  # a static pod: no API server resolves its priorityClassName (types.resolve_system_priority)
-    at = r.duration(entry.get("at", 0), f"{path}.at")
+    at = r.duration(entry.get("at", fields.default(NODE, "pods[]", "at")), f"{path}.at")
     if at >= duration:
         r.fail(f"{path}.at", f"{format_duration(at)} is not before the end of the replay ({format_duration(duration)})")
     api_defaults(plan.pod, node_name, at, source)
@@ -258,10 +257,10 @@ def _pod(r: Reader, entry: dict, doc: dict, path: str, node_name: str, duration:
         where = f"{path}.run.{cname}"
         if cname not in names:
             r.fail(where, f"no such container (the pod has: {', '.join(names)})")
-        behaviour = r.mapping(behaviour, where, ("after", "exitCode"))
+        behaviour = r.mapping(behaviour, where, fields.names(NODE, "pods[].run.CONTAINER"))
         if "after" not in behaviour:
             r.fail(f"{where}.after", "required: how long each instance runs before it ends")
-        code = behaviour.get("exitCode", 0)
+        code = behaviour.get("exitCode", fields.default(NODE, "pods[].run.CONTAINER", "exitCode"))
         if not isinstance(code, int) or isinstance(code, bool) or not 0 <= code <= 255:
             r.fail(f"{where}.exitCode", f"expected an exit code from 0 to 255, got {code!r}")
         run[cname] = {"after": r.duration(behaviour["after"], f"{where}.after"), "exitCode": code}
@@ -309,23 +308,21 @@ def _event(r: Reader, raw: Any, path: str, node_name: str, duration: int) -> Nod
         body["at"] = entry["at"]
         payload: Any = _pods(r, body, where, node_name, duration)
     elif kind == "deletePod":
-        payload = dict(r.mapping(entry[kind], where, ("pod", "gracePeriod")))
+        payload = dict(r.mapping(entry[kind], where, fields.names(NODE, "events[].deletePod")))
         if not isinstance(payload.get("pod"), str):
             r.fail(f"{where}.pod", "required: the name of a pod")
         grace = payload.get("gracePeriod")
         if grace is not None and (not isinstance(grace, int) or isinstance(grace, bool) or grace < 0):
             r.fail(f"{where}.gracePeriod", f"expected whole seconds (0 or more), got {grace!r}")
     elif kind == "pullImage":
-        payload = ev._image(r, r.mapping(entry[kind], where, ("name", "size", "pinned", "inodes")), where)
+        payload = ev._image(r, r.mapping(entry[kind], where, fields.names(NODE, "events[].pullImage")), where)
     else:
         payload = ev._set_event(r, entry[kind], where)
     return NodeEvent(at, kind, payload, path)
 
 
 def _expect(r: Reader, raw: Any, scenario: NodeScenario) -> dict:
-    allowed = {"evictions": ("pod", "at", "signal", "message"), "oomKills": ("pod", "container", "at"),
-               "rejected": ("pod", "at", "reason", "message"), "conditions": ("type", "from", "to"),
-               "pods": ("pod", "status", "restarts", "phase", "ready", "reason")}
+    allowed = {key: fields.names(NODE, f"expect.{key}[]") for key in EXPECT_KEYS}
     checked: dict[str, list] = {}
     for key, entries in r.expect_lists(raw, EXPECT_KEYS, allowed):
         items = checked[key] = []

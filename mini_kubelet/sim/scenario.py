@@ -15,6 +15,7 @@ from kubernetes.client import V1Pod
 
 from .. import api, resource, types
 from ..eviction import manager as mgr
+from . import fields
 from .reader import Reader, read_scenario
 from .series import Series
 from .settings import kubelet_settings
@@ -22,10 +23,11 @@ from .settings import kubelet_settings
 DEFAULT_DURATION = 600  # seconds replayed when the scenario gives no duration (10m)
 MAX_DURATION = 24 * 3600  # a day: 8640 passes, replayed in seconds; a longer replay is refused at once
 PRIORITY_CLASSES = types.SYSTEM_PRIORITY_CLASSES  # the built-in classes' values, resolved by types.resolve_system_priority
-CONTAINER_KEYS = ("memory", "rootfs", "logs", "inodes")  # a container's usage series
-POD_KEYS = ("pids", "volumes")  # a pod's own usage
-NODE_KEYS = ("memory", "nodefs", "inodes", "imagefs", "imagefsInodes", "pids")  # what the OS uses, not pods
-_CAPACITY_KEYS = ("memory", "cpu", "nodefs", "inodes", "imagefs", "imagefsInodes", "maxpid")
+CONTAINER_KEYS = tuple(f.name for f in fields.CONTAINER_USAGE)  # a container's usage series
+POD_KEYS = tuple(f.name for f in fields.POD_USAGE)  # a pod's own usage
+NODE_KEYS = tuple(f.name for f in fields.NODE_USAGE)  # what the OS uses, not pods
+_CAPACITY_KEYS = tuple(f.name for f in fields.CAPACITY)
+EVICTION = "eviction"  # the format's name in mini_kubelet/sim/fields.py
 
 
 @dataclass
@@ -86,12 +88,12 @@ def load_scenario(source: Union[str, Path, dict], *, name: str = "scenario", whe
     if isinstance(doc, dict) and isinstance(doc.get("kind"), str) and "apiVersion" in doc:
         raise api.ManifestError(where, "kind", f"this is a {doc['kind']} manifest, not a scenario (a scenario has node:, "
                                 "pods: and events:, and takes Pods under pods:; see examples/scenarios/)")
-    doc = r.mapping(doc, "", ("replay", "description", "duration", "node", "images", "pods", "events", "expect"))
-    if doc.get("replay", "eviction") != "eviction":
+    doc = r.mapping(doc, "", fields.names(EVICTION, ""))
+    if doc.get("replay", fields.default(EVICTION, "", "replay")) != "eviction":
         r.fail("replay", f"expected eviction (the default) or lifecycle, got {doc['replay']!r}")
-    node = r.mapping(doc.get("node"), "node", ("name", "capacity", "usage", "kubelet"))
+    node = r.mapping(doc.get("node"), "node", fields.names(EVICTION, "node"))
     capacity_raw = r.mapping(node.get("capacity"), "node.capacity", _CAPACITY_KEYS)
-    for key in ("memory", "nodefs", "inodes", "maxpid"):
+    for key in fields.required(EVICTION, "node.capacity"):
         if key not in capacity_raw:
             r.fail(f"node.capacity.{key}", "required")
     capacity = {k: r.amount(v, f"node.capacity.{k}") for k, v in capacity_raw.items()}
@@ -102,7 +104,7 @@ def load_scenario(source: Union[str, Path, dict], *, name: str = "scenario", whe
     config, kubelet, pods_limit = kubelet_settings(r, node.get("kubelet", {}), capacity)
     images_list = []
     for i, raw in enumerate(r.sequence(doc.get("images"), "images")):
-        image = r.mapping(raw, f"images[{i}]", ("name", "size", "lastUsed", "detected", "pinned", "inodes"))
+        image = r.mapping(raw, f"images[{i}]", fields.names(EVICTION, "images[]"))
         if not isinstance(image.get("name"), str) or not image["name"]:
             r.fail(f"images[{i}].name", "required")
         images_list.append(_image(r, image, f"images[{i}]"))
@@ -110,8 +112,8 @@ def load_scenario(source: Union[str, Path, dict], *, name: str = "scenario", whe
     events = []
     for i, raw in enumerate(r.sequence(doc.get("events"), "events")):
         path = f"events[{i}]"
-        entry = r.mapping(raw, path, ("at", "addPod", "pullImage", "set"))
-        kinds = [k for k in ("addPod", "pullImage", "set") if k in entry]
+        entry = r.mapping(raw, path, fields.names(EVICTION, "events[]"))
+        kinds = [k for k in fields.names(EVICTION, "events[]")[1:] if k in entry]
         if "at" not in entry or len(kinds) != 1:
             r.fail(path, "an event is `at: TIME` and one of addPod, pullImage, set")
         kind = kinds[0]
@@ -120,7 +122,7 @@ def load_scenario(source: Union[str, Path, dict], *, name: str = "scenario", whe
         if kind == "addPod":
             payload = _pod(r, payload, f"{path}.addPod")
         elif kind == "pullImage":
-            payload = _image(r, r.mapping(payload, f"{path}.pullImage", ("name", "size", "pinned", "inodes")),
+            payload = _image(r, r.mapping(payload, f"{path}.pullImage", fields.names(EVICTION, "events[].pullImage")),
                              f"{path}.pullImage")
         else:
             payload = _set_event(r, payload, f"{path}.set")
@@ -131,10 +133,10 @@ def load_scenario(source: Union[str, Path, dict], *, name: str = "scenario", whe
     if duration > MAX_DURATION:
         r.fail("duration", f"{doc['duration']} is longer than the replay's limit of {MAX_DURATION // 3600}h "
                            f"({MAX_DURATION // 10} passes, one every 10s); replay a shorter stretch")
-    expect = r.mapping(doc["expect"], "expect", ("evictions", "conditions", "rejected", "admitted", "reclaimed")) \
+    expect = r.mapping(doc["expect"], "expect", fields.names(EVICTION, "expect")) \
         if doc.get("expect") is not None else None
     return Scenario(name=name, description=str(doc.get("description", "")).strip(), duration=duration,
-                    node_name=str(node.get("name", "node")), capacity=capacity, node_usage=node_usage, config=config,
+                    node_name=str(node.get("name", fields.default(EVICTION, "node", "name"))), capacity=capacity, node_usage=node_usage, config=config,
                     pods_memory_limit=pods_limit, dedicated_image_fs="imagefs" in capacity, images=images_list,
                     pods=pods, events=sorted(events, key=lambda e: e.at), expect=expect, source=where, kubelet=kubelet)
 # --8<-- [end:load_scenario]
@@ -145,7 +147,7 @@ def _pod(r: Reader, raw: Any, path: str, *, static: bool = False) -> PodPlan:
 
     static: a static pod's manifest, which the API server never sees (so nothing resolves its priority).
     """
-    entry = r.mapping(raw, path, ("file", "manifest", "usage"))
+    entry = r.mapping(raw, path, fields.names(EVICTION, "pods[]"))
     if ("file" in entry) == ("manifest" in entry):
         r.fail(path, "give either file: (a path) or manifest: (an inline Pod)")
     if "file" in entry:
@@ -167,7 +169,7 @@ def _pod(r: Reader, raw: Any, path: str, *, static: bool = False) -> PodPlan:
         except api.ManifestError as err:
             r.fail(f"{path}.manifest" + (f".{err.path}" if err.path else ""), err.problem)
     pod = _as_kubelet_sees_it(pod, r, path, static)
-    usage = r.mapping(entry.get("usage", {}), f"{path}.usage", CONTAINER_KEYS + POD_KEYS + ("containers",))
+    usage = r.mapping(entry.get("usage", {}), f"{path}.usage", fields.names(EVICTION, "pods[].usage"))
     names = [c.name for c in pod.spec.containers]
     containers: dict[str, dict[str, Series]] = {name: {} for name in names}
     if "containers" in usage:
@@ -214,7 +216,7 @@ def _image(r: Reader, image: dict, path: str) -> dict:
 
 
 def _set_event(r: Reader, raw: Any, path: str) -> dict:
-    raw = r.mapping(raw, path, ("node", "pod", "container") + CONTAINER_KEYS + POD_KEYS)
+    raw = r.mapping(raw, path, fields.names(EVICTION, "events[].set"))
     if "node" in raw:
         if len(raw) != 1:
             r.fail(path, "set either node: {...} or pod: NAME with its usage, not both")

@@ -15,14 +15,14 @@ from ..cm.node_allocatable import get_node_allocatable_absolute
 from ..eviction import manager as mgr, thresholds as th
 from .. import features
 from ..eviction.api import merge_default_eviction_hard
+from . import fields
 from .reader import Reader
 from .series import format_duration
 
 RESERVABLE = ("cpu", "memory", "ephemeral-storage", "pid")  # cmd/kubelet/app/server.go parseResourceList
-KUBELET_KEYS = ("evictionHard", "evictionSoft", "evictionSoftGracePeriod", "evictionMinimumReclaim",
-                "evictionPressureTransitionPeriod", "evictionMaxPodGracePeriod", "enforceNodeAllocatable",
-                "systemReserved", "kubeReserved")
-MERGE_KEY = "mergeDefaultEvictionSettings"  # KubeletConfiguration from 1.33 (#127577): default false
+KUBELET_KEYS = tuple(f.name for f in fields.KUBELET)  # the scenario's node.kubelet (mini_kubelet/sim/fields.py)
+MERGE_KEY = fields.MERGE.name  # KubeletConfiguration from 1.33 (#127577): default false
+DEFAULTS = {f.name: f.default for f in fields.KUBELET + (fields.MERGE,)}
 
 
 # --8<-- [start:kubelet_settings]
@@ -36,7 +36,7 @@ def kubelet_settings(r: Reader, raw: Any, capacity: dict[str, int]) -> tuple[mgr
     merge_known = features.DEFAULT_FEATURE_GATE.changed("MergeDefaultEvictionSettings")  # a config field from 1.33
     raw = r.mapping(raw if raw is not None else {}, "node.kubelet", KUBELET_KEYS + (MERGE_KEY,) * merge_known)
     p = "node.kubelet"
-    merge = raw.get(MERGE_KEY, False)
+    merge = raw.get(MERGE_KEY, DEFAULTS[MERGE_KEY])
     if not isinstance(merge, bool):
         r.fail(f"{p}.{MERGE_KEY}", f"expected true or false, got {merge!r}")
     hard = merge_default_eviction_hard(r.flag_map(raw["evictionHard"], f"{p}.evictionHard", "<")
@@ -44,7 +44,7 @@ def kubelet_settings(r: Reader, raw: Any, capacity: dict[str, int]) -> tuple[mgr
     soft = r.flag_map(raw.get("evictionSoft"), f"{p}.evictionSoft", "<")
     grace = r.flag_map(raw.get("evictionSoftGracePeriod"), f"{p}.evictionSoftGracePeriod", "=")
     reclaim = r.flag_map(raw.get("evictionMinimumReclaim"), f"{p}.evictionMinimumReclaim", "=")
-    enforce = raw.get("enforceNodeAllocatable", ["pods"])
+    enforce = raw.get("enforceNodeAllocatable", list(DEFAULTS["enforceNodeAllocatable"]))
     if isinstance(enforce, str):
         enforce = [item.strip() for item in enforce.split(",") if item.strip()]
     enforce = [str(item) for item in r.sequence(enforce, f"{p}.enforceNodeAllocatable")]
@@ -56,8 +56,9 @@ def kubelet_settings(r: Reader, raw: Any, capacity: dict[str, int]) -> tuple[mgr
             thresholds = th.parse_threshold_config(*args)
         except ValueError as err:
             r.fail(f"{p}.{field_name}", str(err))
-    transition = r.duration(raw.get("evictionPressureTransitionPeriod", "5m"), f"{p}.evictionPressureTransitionPeriod")
-    max_grace = raw.get("evictionMaxPodGracePeriod", 0)
+    transition = r.duration(raw.get("evictionPressureTransitionPeriod", DEFAULTS["evictionPressureTransitionPeriod"]),
+                            f"{p}.evictionPressureTransitionPeriod")
+    max_grace = raw.get("evictionMaxPodGracePeriod", DEFAULTS["evictionMaxPodGracePeriod"])
     if isinstance(max_grace, bool) or not isinstance(max_grace, int) or not -2**31 <= max_grace < 2**31:
         r.fail(f"{p}.evictionMaxPodGracePeriod", f"expected a whole number of seconds (int32), got {max_grace!r}")
     reserved = {}
