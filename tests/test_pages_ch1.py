@@ -189,3 +189,15 @@ def test_the_replayed_crash_loop_waits_what_the_back_off_table_says(capsys):
     assert waited[0] == "none (first restart)"
     table = [int(w) for w in re.findall(r"^\| \d\w\w(?: and every one after)? \| (\d+) s \|", text, re.M)]
     assert [seconds(w) for w in waited[1:]] == table[1:len(waited)]
+
+
+def test_the_init_containers_the_prose_names_are_the_replayed_pods():
+    """runtime-sync.md: the init containers the worked example names, in order, are those of the Pod its replay runs."""
+    text = (CHAPTER / "runtime-sync.md").read_text()
+    prose = re.search(r"So a Pod with init containers (.*?)Each\nsync in between", text, re.S).group(1)
+    scenario = re.search(r"So a Pod with init containers.*?<!-- run: mini-kubelet run (\S+) -->", text, re.S).group(1)
+    pod_file = yaml.safe_load((ROOT / scenario).read_text())["pods"][0]["file"]
+    pod = yaml.safe_load(((ROOT / scenario).parent / pod_file).read_text())
+    init = [c["name"] for c in pod["spec"]["initContainers"]]
+    named = re.findall(r"`([\w-]+)`", prose)
+    assert named[:2] == init and set(named) == set(init)
