@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -269,8 +270,23 @@ def test_the_same_scenario_gives_the_same_trace_byte_for_byte(capsys):
 def test_text_report_has_the_kubectl_tables(capsys):
     assert main(["run", str(SCENARIOS / "node-evicted-replacement.yaml")]) == 0
     out = capsys.readouterr().out
-    assert "LAST SEEN  TYPE     REASON" in out and "NAME           READY  STATUS   RESTARTS  AGE" in out
+    assert "LAST SEEN AT  TYPE     REASON" in out and "NAME           READY  STATUS   RESTARTS  AGE" in out
     assert "expect: 6 checks, all met" in out
+
+
+def test_the_events_and_the_timeline_use_one_clock(capsys):
+    """An eviction's `Evicted` event and a rejection's show the time the timeline gives them, not a time before the end."""
+    assert main(["run", str(SCENARIOS / "node-evicted-replacement.yaml")]) == 0
+    out = capsys.readouterr().out
+    timeline = out.split("\ntimeline", 1)[1].split("\n\n", 1)[0]
+    events = out.split("\nkubectl get events", 1)[1].split("\n\n", 1)[0]
+    evicted = {}
+    for line in timeline.splitlines():
+        match = re.match(r"  (\S+)\s+(\S+) (?:evicted|rejected at admission)", line)
+        if match:
+            evicted[match.group(2)] = match.group(1)
+    shown = dict((m.group(2), m.group(1)) for m in re.finditer(r"^  (\S+)\s+Warning\s+Evicted\s+pod/(\S+)", events, re.M))
+    assert len(evicted) == 5 and shown == evicted
 
 
 def test_plot_marks_kills_evictions_and_rejections(tmp_path, capsys):

@@ -51,7 +51,7 @@ def _restarts(row: dict) -> str:
 
 # --8<-- [start:render_text]
 def render_text(trace: NodeTrace) -> str:
-    """The timeline's notable lines, the events of the last hour, the Pods at the end, and a summary."""
+    """The timeline's notable lines, the events of the last hour (at the timeline's times), the Pods at the end, a summary."""
     sc, end = trace.scenario, trace.scenario.duration
     cap, alloc = sc.node.status.capacity, sc.node.status.allocatable
     lines = [f"scenario {sc.name}: {d(end)} on node {sc.node_name} (memory {cap['memory']}, allocatable "
@@ -64,9 +64,9 @@ def render_text(trace: NodeTrace) -> str:
     lines += ["  " + line for line in _table(rows)] if len(rows) > 1 else ["  nothing but arrivals and exits"]
     recent = [e for e in trace.kubectl_events if e["lastSeen"] >= end - EVENT_TTL]
     lines += ["", f"kubectl get events (at {d(end)}: the last hour's, repeats folded; {len(trace.kubectl_events) - len(recent)} "
-                  "older ones have expired)"]
-    rows = [["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]]
-    rows += [[human_duration(end - e["lastSeen"]), e["type"], e["reason"], e["object"],
+                  "older ones have expired; LAST SEEN AT on the timeline's clock, where kubectl prints how long ago)"]
+    rows = [["LAST SEEN AT", "TYPE", "REASON", "OBJECT", "MESSAGE"]]  # one clock for the whole report
+    rows += [[d(e["lastSeen"]), e["type"], e["reason"], e["object"],
               e["message"] + (f" (x{e['count']} over {human_duration(e['lastSeen'] - e['firstSeen'])})" if e["count"] > 1 else "")]
              for e in recent]
     lines += ["  " + line for line in _table(rows)]
