@@ -289,6 +289,16 @@ def test_the_events_and_the_timeline_use_one_clock(capsys):
     assert len(evicted) == 5 and shown == evicted
 
 
+
+def test_the_description_names_the_time_the_replay_reports_pressure():
+    """node-guaranteed-oom.yaml's description (printed on chapter 5's page) gives the pass that first sees the pressure."""
+    from mini_kubelet.sim.series import format_duration
+
+    trace = run_example("node-guaranteed-oom.yaml")
+    stated = re.search(r"seen by the eviction pass at (\S+): MemoryPressure", trace.scenario.description).group(1)
+    assert stated == format_duration(trace.conditions[0]["from"]) == "1m40s"
+    assert stated in {format_duration(row[0]) for row in trace.signals}
+
 def test_plot_marks_kills_evictions_and_rejections(tmp_path, capsys):
     out = tmp_path / "node.png"
     assert main(["run", str(SCENARIOS / "node-guaranteed-oom.yaml"), "--plot", str(out)]) == 0
