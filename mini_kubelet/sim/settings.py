@@ -56,8 +56,9 @@ def kubelet_settings(r: Reader, raw: Any, capacity: dict[str, int]) -> tuple[mgr
             thresholds = th.parse_threshold_config(*args)
         except ValueError as err:
             r.fail(f"{p}.{field_name}", str(err))
-    transition = r.duration(raw.get("evictionPressureTransitionPeriod", "5m"), f"{p}.evictionPressureTransitionPeriod")
-    max_grace = raw.get("evictionMaxPodGracePeriod", 0)
+    transition = r.duration(raw.get("evictionPressureTransitionPeriod", format_duration(
+        int(mgr.DEFAULT_EVICTION_PRESSURE_TRANSITION_PERIOD.total_seconds()))), f"{p}.evictionPressureTransitionPeriod")
+    max_grace = raw.get("evictionMaxPodGracePeriod", mgr.DEFAULT_EVICTION_MAX_POD_GRACE_PERIOD)
     if isinstance(max_grace, bool) or not isinstance(max_grace, int) or not -2**31 <= max_grace < 2**31:
         r.fail(f"{p}.evictionMaxPodGracePeriod", f"expected a whole number of seconds (int32), got {max_grace!r}")
     reserved = {}
