@@ -80,9 +80,6 @@ def test_the_timeline_commentary_names_the_victims_the_replay_evicts(capsys):
 # pages (docs/, the README and the labs' sources). A pattern captures whatever number the sentence gives, so a page
 # that says another number fails; a pattern that finds nothing fails too, so the table cannot go stale quietly.
 
-
-
-
 WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "five": 5, "ten": 10, "fifteen": 15, "twenty": 20,
          "thirty": 30, "sixty": 60}
 UNITS = {"µs": 1e-6, "ms": 1e-3, "s": 1, "sec": 1, "second": 1, "seconds": 1, "m": 60, "min": 60, "minute": 60,

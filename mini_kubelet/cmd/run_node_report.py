@@ -64,7 +64,7 @@ def render_text(trace: NodeTrace) -> str:
     lines += ["  " + line for line in _table(rows)] if len(rows) > 1 else ["  nothing but arrivals and exits"]
     recent = [e for e in trace.kubectl_events if e["lastSeen"] >= end - EVENT_TTL]
     lines += ["", f"kubectl get events (at {d(end)}: the last hour's, repeats folded; {len(trace.kubectl_events) - len(recent)} "
-                  "older ones have expired; LAST SEEN AT on the timeline's clock, where kubectl prints how long ago)"]
+                  "older ones have expired)"]
     rows = [["LAST SEEN AT", "TYPE", "REASON", "OBJECT", "MESSAGE"]]  # one clock for the whole report
     rows += [[d(e["lastSeen"]), e["type"], e["reason"], e["object"],
               e["message"] + (f" (x{e['count']} over {human_duration(e['lastSeen'] - e['firstSeen'])})" if e["count"] > 1 else "")]

@@ -94,12 +94,15 @@ def plot_node(trace: NodeTrace, path: Union[str, Path]) -> None:
             stop = c["to"] if c["to"] is not None else sc.duration
             ax.axvspan(c["from"] / scale, stop / scale, color="#f2c14e", alpha=0.25, lw=0,
                        label=f"{c['type']} reported" if i == 0 else None)
-        marks = [(trace.evictions, "#e07b00", "eviction", lambda e: eviction_panel(e, shown) == signal),
-                 (trace.oom_kills, "#b03a2e", "OOM kill (kernel)", lambda _: signal == SIGNAL_MEMORY_AVAILABLE),
-                 (trace.rejections, "#6a3d9a", "rejection", lambda r: f"[{panel['condition']}]" in r["message"])]
-        for items, colour, name, here in marks:
+        marks = [(trace.evictions, "#8e44ad", "X", "eviction", lambda e: eviction_panel(e, shown) == signal),
+                 (trace.oom_kills, "#b03a2e", None, "OOM kill (kernel)", lambda _: signal == SIGNAL_MEMORY_AVAILABLE),
+                 (trace.rejections, "#34495e", "v", "rejection", lambda r: f"[{panel['condition']}]" in r["message"])]
+        for items, colour, marker, name, here in marks:
             for i, m in enumerate(m for m in items if here(m)):
-                ax.axvline(m["time"] / scale, color=colour, lw=0.8, alpha=0.8, label=name if i == 0 else None)
+                ax.axvline(m["time"] / scale, color=colour, lw=1.0, alpha=0.8, label=name if i == 0 else None)
+                if marker:  # at the signal's value for an eviction, on the axis for a rejection (as chapter 4 draws them)
+                    y = next((v for t, v in panel["points"] if t >= m["time"]), 0) / 2**30 if marker == "X" else 0
+                    ax.plot([m["time"] / scale], [y], marker=marker, ms=8, color=colour, clip_on=False, zorder=5)
         ax.set_ylim(0, _capacity(trace, signal) / 2**30 * 1.05)
         ax.set_ylabel(f"{signal} (GiB)")
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
