@@ -216,9 +216,10 @@ def plot_figure(scenario: str, page) -> str:
     """The figure `mini-kubelet run --plot` drew for a scenario, as HTML pointing at the site's copy."""
     name = Path(scenario).stem + ".png"
     src = "../" * page.file.url.count("/") + f"{PLOTS}/{name}"
-    return (f'<figure class="scenario-plot"><a href="{src}"><img src="{src}" alt="The replay of {scenario}: signals '
-            f'against their thresholds over time, with evictions marked"></a><figcaption><code>mini-kubelet run '
-            f'{scenario} --plot {name}</code>, drawn when this site was built</figcaption></figure>')
+    alt = (f"The replay of {scenario}: the signals in play against their thresholds over time, pressure conditions "
+           "shaded, each eviction and rejected admission marked")
+    return (f'<figure class="scenario-plot"><a href="{src}"><img src="{src}" alt="{alt}"></a><figcaption><code>'
+            f'mini-kubelet run {scenario} --plot {name}</code>, drawn when this site was built</figcaption></figure>')
 
 
 def _wrap_command(command: str, width: int = 80) -> str:

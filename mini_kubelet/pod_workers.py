@@ -440,7 +440,7 @@ def _to_api_pod(running_pod: container.Pod) -> V1Pod:
 
 
 # --8<-- [start:kill_pod_now]
-KILL_POD_NOW_MIN_TIMEOUT_SECONDS = 10  # killPodNow's minTimeout: time for the kubelet and the runtime to SIGKILL
+KILL_POD_NOW_MIN_TIMEOUT = 10  # seconds: killPodNow's minTimeout, the shortest it waits for a kill
 
 
 @dataclass
@@ -466,7 +466,7 @@ def kill_pod_now(pod_workers: PodWorkers) -> Callable[..., KillRequest]:
         """Upstream: eviction.KillPodFunc, as killPodNow builds it"""
         grace_period = grace_period_override if grace_period_override is not None else (
             pod.spec.termination_grace_period_seconds or 0)
-        request = KillRequest(timedelta(seconds=max(grace_period + grace_period // 2, KILL_POD_NOW_MIN_TIMEOUT_SECONDS)))
+        request = KillRequest(timedelta(seconds=max(grace_period + grace_period // 2, KILL_POD_NOW_MIN_TIMEOUT)))
         pod_workers.update_pod(UpdatePodOptions(update_type=SyncPodType.KILL, pod=pod, kill_pod_options=KillPodOptions(
             completed=lambda: setattr(request, "done", True), evict=is_evicted, pod_status_func=status_fn,
             pod_termination_grace_period_seconds_override=grace_period_override)))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -269,9 +270,45 @@ def test_the_same_scenario_gives_the_same_trace_byte_for_byte(capsys):
 def test_text_report_has_the_kubectl_tables(capsys):
     assert main(["run", str(SCENARIOS / "node-evicted-replacement.yaml")]) == 0
     out = capsys.readouterr().out
-    assert "LAST SEEN  TYPE     REASON" in out and "NAME           READY  STATUS   RESTARTS  AGE" in out
+    assert "LAST SEEN AT  TYPE     REASON" in out and "NAME           READY  STATUS   RESTARTS  AGE" in out
     assert "expect: 6 checks, all met" in out
 
+
+def test_the_events_and_the_timeline_use_one_clock(capsys):
+    """An eviction's `Evicted` event and a rejection's show the time the timeline gives them, not a time before the end."""
+    assert main(["run", str(SCENARIOS / "node-evicted-replacement.yaml")]) == 0
+    out = capsys.readouterr().out
+    timeline = out.split("\ntimeline", 1)[1].split("\n\n", 1)[0]
+    events = out.split("\nkubectl get events", 1)[1].split("\n\n", 1)[0]
+    evicted = {}
+    for line in timeline.splitlines():
+        match = re.match(r"  (\S+)\s+(\S+) (?:evicted|rejected at admission)", line)
+        if match:
+            evicted[match.group(2)] = match.group(1)
+    shown = dict((m.group(2), m.group(1)) for m in re.finditer(r"^  (\S+)\s+Warning\s+Evicted\s+pod/(\S+)", events, re.M))
+    assert len(evicted) == 5 and shown == evicted
+
+
+def test_the_description_names_the_time_the_replay_reports_pressure():
+    """node-guaranteed-oom.yaml's description (printed on chapter 5's page) gives the pass that first sees the pressure."""
+    from mini_kubelet.sim.series import format_duration
+
+    trace = run_example("node-guaranteed-oom.yaml")
+    stated = re.search(r"seen by the eviction pass at (\S+): MemoryPressure", trace.scenario.description).group(1)
+    assert stated == format_duration(trace.conditions[0]["from"]) == "1m40s"
+    assert stated in {format_duration(row[0]) for row in trace.signals}
+
+
+@pytest.mark.parametrize("name, soft", [("node-guaranteed-oom.yaml", Gi), ("node-crash-loop-pressure.yaml", 1536 * Mi)])
+def test_the_plot_draws_the_signal_in_play_against_its_thresholds(name, soft):
+    """Chapter 4's --plot: a panel for each signal whose threshold was met, its hard and soft thresholds drawn; no
+    panel for nodefs, whose thresholds these replays never meet."""
+    from mini_kubelet.sim.node_plot import node_panels
+
+    panels = node_panels(run_example(name))
+    assert [p["signal"] for p in panels] == ["memory.available"] and panels[0]["condition"] == "MemoryPressure"
+    assert [(style, value) for _, value, style in panels[0]["lines"]] == [("hard", 100 * Mi), ("soft", soft)]
+    assert any(value < soft for _, value in panels[0]["points"])
 
 def test_plot_marks_kills_evictions_and_rejections(tmp_path, capsys):
     out = tmp_path / "node.png"

@@ -1,6 +1,6 @@
 """Every chapter's pages, from chapter 1 to the capstone: each has its objectives, key points and upstream links;
 the code it includes names sections that exist; the files its run markers name exist; each item of its "Since 1.27"
-notes names the release it came in.
+notes names the release it came in; its closing "Next:" names the page the navigation puts after it.
 
 One check for all chapters (it was written twice, for chapters 1 and 4), each page's test marked with its chapter,
 so `pytest -m ch5` runs chapter 5's. The chapters' own facts stay in test_pages_ch1.py, test_pages_ch4.py and
@@ -9,10 +9,12 @@ test_playbook.py.
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
 
 import pytest
+import yaml
 
 from hooks.course import ANY_COMMAND_MARKER, VALID_REF
 
@@ -74,3 +76,26 @@ def test_no_page_calls_a_chapter_that_ships_in_preparation():
         text = re.sub(r"\s+", " ", page.read_text())
         for chapter in chapters_called_in_preparation(text):
             assert not (DOCS / f"chapter-{chapter}" / "index.md").exists(), f"{page.name}: chapter {chapter} ships"
+
+
+def nav_files(nav) -> list[str]:
+    files = []
+    for entry in nav:
+        value = next(iter(entry.values())) if isinstance(entry, dict) else entry
+        files += nav_files(value) if isinstance(value, list) else [value]
+    return files
+
+
+def test_every_next_line_names_the_page_the_navigation_puts_next():
+    """A chapter page's closing "Next:" sends the reader, first, to the page after it in mkdocs.yml's nav (the
+    footer's "Next" link), so two pages cannot each name the other as next."""
+    order = nav_files(yaml.load((ROOT / "mkdocs.yml").read_text(), Loader=yaml.BaseLoader)["nav"])
+    checked = []
+    for page, following in zip(order, order[1:]):
+        if not page.startswith("chapter-"):
+            continue
+        endings = re.findall(r"^Next: .*?\]\(([^)#]+)", (DOCS / page).read_text(), re.M | re.S)
+        assert endings, f"{page} has no Next: line"
+        assert posixpath.normpath(posixpath.join(posixpath.dirname(page), endings[-1])) == following, page
+        checked.append(page)
+    assert len(checked) >= 50

@@ -199,7 +199,7 @@ def test_kill_pod_now_waits_for_the_override_on_every_page():
     """pod_workers.go killPodNow (v1.27.7): 1.5 × the override, the spec's grace period only without one, at least 10 s;
     chapters 1 and 4 say the same, and a v1.27 hard eviction (override 0) of a 30 s Pod waits 10 s."""
     from kubernetes.client import V1ObjectMeta, V1Pod, V1PodSpec
-    from mini_kubelet.pod_workers import KILL_POD_NOW_MIN_TIMEOUT_SECONDS, kill_pod_now
+    from mini_kubelet.pod_workers import KILL_POD_NOW_MIN_TIMEOUT, kill_pod_now
 
     class Workers:
         def update_pod(self, options):
@@ -208,7 +208,7 @@ def test_kill_pod_now_waits_for_the_override_on_every_page():
     pod = V1Pod(metadata=V1ObjectMeta(uid="u", name="p", namespace="n"), spec=V1PodSpec(
         containers=[], termination_grace_period_seconds=30))
     kill = kill_pod_now(Workers())
-    assert KILL_POD_NOW_MIN_TIMEOUT_SECONDS == 10
+    assert KILL_POD_NOW_MIN_TIMEOUT == 10
     assert [kill(pod, True, o).timeout.total_seconds() for o in (0, 1, 30, 60, None)] == [10, 10, 45, 90, 45]
     termination = _flat("chapter-1/termination-and-grace.md")
     assert ("gives up after one and a half times **the override it was given** (the Pod's own "
@@ -243,3 +243,15 @@ def test_the_pre_stop_pages_state_what_the_replay_shows(page, capsys):
     assert (old[7], old[8], old[9]) == ("30s", "50s", "1m20s") and (new[7], new[8], new[9]) == ("2s", "50s", "52s")
     assert "SIGKILL at 1m20s" in text and "SIGKILL by 52 s" in text
     assert "SIGTERM at 50 s" in text
+
+
+def test_the_init_containers_the_prose_names_are_the_replayed_pods():
+    """runtime-sync.md: the init containers the worked example names, in order, are those of the Pod its replay runs."""
+    text = (CHAPTER / "runtime-sync.md").read_text()
+    prose = re.search(r"So a Pod with init containers (.*?)Each\nsync in between", text, re.S).group(1)
+    scenario = re.search(r"So a Pod with init containers.*?<!-- run: mini-kubelet run (\S+) -->", text, re.S).group(1)
+    pod_file = yaml.safe_load((ROOT / scenario).read_text())["pods"][0]["file"]
+    pod = yaml.safe_load(((ROOT / scenario).parent / pod_file).read_text())
+    init = [c["name"] for c in pod["spec"]["initContainers"]]
+    named = re.findall(r"`([\w-]+)`", prose)
+    assert named[:2] == init and set(named) == set(init)

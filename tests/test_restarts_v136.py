@@ -500,7 +500,7 @@ def test_the_v127_crash_loop_is_byte_identical(monkeypatch, capsys):
     assert main(["run", "examples/scenarios/lifecycle-crash-loop.yaml", "--output", "json"]) == 0
     out = capsys.readouterr().out
     assert json.loads(out)["profile"]["kubernetesVersion"] == "1.27"
-    assert hashlib.sha256(out.encode()).hexdigest() == "32a5d5d10c466e537c6fc514d4ece2bf79d05bf1decd18e186dac667071a325e"
+    assert hashlib.sha256(out.encode()).hexdigest() == "2625873f4e55ca3c26919fbf30338725e1f93e114a30e8de6162ba7365394446"
     assert features.DEFAULT_FEATURE_GATE.release == "1.27"
 
 

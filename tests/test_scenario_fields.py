@@ -134,3 +134,14 @@ def test_run_help_names_the_reference_page(capsys):
     assert source == f"docs/{page}.md" and (DOCS.parent / source).is_file()
     nav = yaml.load((DOCS.parent / "mkdocs.yml").read_text(), Loader=yaml.BaseLoader)["nav"]
     assert f"{page}.md" in str(nav)
+
+
+def test_the_kubelet_defaults_of_the_tables_are_the_eviction_managers():
+    """A scenario that leaves out the transition period or the max pod grace gets the eviction manager's defaults."""
+    from mini_kubelet.eviction import manager
+    from mini_kubelet.sim.series import format_duration
+
+    table = {f.name: f.default for f in fields.KUBELET}
+    period = int(manager.DEFAULT_EVICTION_PRESSURE_TRANSITION_PERIOD.total_seconds())
+    assert table["evictionPressureTransitionPeriod"] == format_duration(period)
+    assert table["evictionMaxPodGracePeriod"] == manager.DEFAULT_EVICTION_MAX_POD_GRACE_PERIOD

@@ -51,7 +51,7 @@ def _restarts(row: dict) -> str:
 
 # --8<-- [start:render_text]
 def render_text(trace: NodeTrace) -> str:
-    """The timeline's notable lines, the events of the last hour, the Pods at the end, and a summary."""
+    """The timeline's notable lines, the events of the last hour (at the timeline's times), the Pods at the end, a summary."""
     sc, end = trace.scenario, trace.scenario.duration
     cap, alloc = sc.node.status.capacity, sc.node.status.allocatable
     lines = [f"scenario {sc.name}: {d(end)} on node {sc.node_name} (memory {cap['memory']}, allocatable "
@@ -65,8 +65,8 @@ def render_text(trace: NodeTrace) -> str:
     recent = [e for e in trace.kubectl_events if e["lastSeen"] >= end - EVENT_TTL]
     lines += ["", f"kubectl get events (at {d(end)}: the last hour's, repeats folded; {len(trace.kubectl_events) - len(recent)} "
                   "older ones have expired)"]
-    rows = [["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]]
-    rows += [[human_duration(end - e["lastSeen"]), e["type"], e["reason"], e["object"],
+    rows = [["LAST SEEN AT", "TYPE", "REASON", "OBJECT", "MESSAGE"]]  # one clock for the whole report
+    rows += [[d(e["lastSeen"]), e["type"], e["reason"], e["object"],
               e["message"] + (f" (x{e['count']} over {human_duration(e['lastSeen'] - e['firstSeen'])})" if e["count"] > 1 else "")]
              for e in recent]
     lines += ["  " + line for line in _table(rows)]
@@ -108,34 +108,7 @@ def render_json(trace: NodeTrace, profile: Optional[dict] = None) -> str:
     return json.dumps(with_profile(as_json(trace), profile), indent=1, sort_keys=False)
 
 
-# --8<-- [start:plot_node]
 def plot_node(trace: NodeTrace, path) -> None:
-    """memory.available and nodefs.available over the replay, each kernel kill, eviction and rejection marked."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    sc, hours = trace.scenario, trace.scenario.duration > 3 * 3600
-    scale, unit = (3600, "h") if hours else (60, "min")
-    times = [row[0] / scale for row in trace.signals]
-    fig, axes = plt.subplots(2, 1, figsize=(11, 6), sharex=True)
-    for ax, column, label, total in ((axes[0], 1, "memory.available", sc.capacity["memory"]),
-                                     (axes[1], 2, "nodefs.available", sc.capacity["nodefs"])):
-        ax.plot(times, [(row[column] or 0) / 2**30 for row in trace.signals], color="#1f5f8b", lw=1.2, label=label)
-        ax.set_ylim(0, total / 2**30 * 1.05)
-        ax.set_ylabel(f"{label} (GiB)")
-        for c in trace.conditions:
-            stop = c["to"] if c["to"] is not None else sc.duration
-            ax.axvspan(c["from"] / scale, stop / scale, color="#f2c14e", alpha=0.25, lw=0)
-        for marks, colour, name in ((trace.oom_kills, "#b03a2e", "OOM kill (kernel)"),
-                                    (trace.evictions, "#e07b00", "eviction"), (trace.rejections, "#6a3d9a", "rejection")):
-            for i, m in enumerate(marks):
-                ax.axvline(m["time"] / scale, color=colour, lw=0.8, alpha=0.8, label=name if i == 0 else None)
-    axes[0].legend(loc="lower left", fontsize=8, ncol=4, frameon=False)
-    axes[0].set_title(f"{sc.name}: the node's signals; shaded: a pressure condition reported", loc="left")
-    axes[1].set_xlabel(f"time since the start ({unit})")
-    axes[1].set_xlim(0, sc.duration / scale)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-# --8<-- [end:plot_node]
+    """The signals in play against their thresholds, conditions shaded, kills, evictions and rejections marked."""
+    from mini_kubelet.sim.node_plot import plot_node as draw
+    draw(trace, path)

@@ -29,6 +29,8 @@ NODE_DISK_PRESSURE = signals.DISK_PRESSURE
 NODE_PID_PRESSURE = signals.PID_PRESSURE
 TAINT_NODE_MEMORY_PRESSURE = "node.kubernetes.io/memory-pressure"  # k8s.io/api/core/v1 well_known_taints.go
 SPLIT_DISK_GATE_OFF = "KubeletSeparateDiskGC is turned off but we still have a split filesystem"
+DEFAULT_EVICTION_PRESSURE_TRANSITION_PERIOD = timedelta(minutes=5)  # KubeletConfiguration default (v1beta1 defaults.go)
+DEFAULT_EVICTION_MAX_POD_GRACE_PERIOD = 0  # evictionMaxPodGracePeriod is not defaulted
 # --8<-- [end:constants]
 
 
@@ -39,8 +41,8 @@ class Config:
     Upstream: pkg/kubelet/eviction/types.go Config
     """
 
-    max_pod_grace_period_seconds: int = 0  # evictionMaxPodGracePeriod (not defaulted: 0)
-    pressure_transition_period: timedelta = timedelta(minutes=5)  # evictionPressureTransitionPeriod
+    max_pod_grace_period_seconds: int = DEFAULT_EVICTION_MAX_POD_GRACE_PERIOD  # evictionMaxPodGracePeriod
+    pressure_transition_period: timedelta = DEFAULT_EVICTION_PRESSURE_TRANSITION_PERIOD  # evictionPressureTransitionPeriod
     thresholds: list[Threshold] = field(default_factory=list)
 
 

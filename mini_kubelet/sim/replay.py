@@ -15,6 +15,7 @@ from .. import stats
 from ..clock import Clock
 from ..eviction import images, manager as mgr, signals
 from ..eviction.records import EvictedPod, SyncRecord
+from ..pod_workers import KILL_POD_NOW_MIN_TIMEOUT
 from .scenario import Event, Scenario, load_scenario
 from .series import Series, format_duration
 from .summary import RunningPod, build_summary, over_limit, scenario_time
@@ -25,7 +26,7 @@ from .timeline import (Admission, Eviction, Happening, Step, Timeline, decided_b
 EVICTION_MONITORING_PERIOD = 10  # seconds between passes when nothing was evicted (kubelet.go)
 POD_CLEANUP_TIMEOUT = 30  # seconds waitForPodsCleanup waits at most (eviction_manager.go podCleanupTimeout)
 POD_CLEANUP_POLL_FREQ = 1  # seconds between its checks (podCleanupPollFreq)
-KILL_POD_MIN_TIMEOUT = 10  # killPodNow waits max(10, override + override/2) seconds (pod_workers.go)
+KILL_POD_MIN_TIMEOUT = KILL_POD_NOW_MIN_TIMEOUT  # killPodNow waits max(10, override + override/2) seconds (pod_workers.go)
 EXCEEDED_GRACE_PERIOD = "ExceededGracePeriod"  # the Warning event killPodNow records on the pod when it stops waiting
 EXCEEDED_GRACE_PERIOD_MESSAGE = "Container runtime did not kill the pod within specified grace period."
 ZERO_TIME = datetime(1, 1, 1, tzinfo=timezone.utc)  # Go's zero time: "detected at kubelet start"
