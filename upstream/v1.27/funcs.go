@@ -7,6 +7,9 @@ package main
 //   - Fits: the scheduler's fitsRequest and computePodResourceRequest, through noderesources.Fits.
 // Not reachable without a running eviction manager: the eviction ranking functions (rankMemoryPressure,
 // rankDiskPressureFunc, ...) and threshold helpers (thresholdsMet, mergeThresholds, ...), all unexported.
+// Through shims (_shims/, handlers in phase.go): kubelet's getPhase, and kuberuntime's computePodActions on
+// the manager the package's tests build (newFakeKubeRuntimeManager, with the exported fakes of
+// k8s.io/cri-api/pkg/apis/testing and pkg/kubelet/container/testing, probe results set in its managers).
 
 import (
 	"encoding/json"

@@ -9,6 +9,9 @@ package main
 // CgroupV2Weight calls the exported conversion of github.com/opencontainers/cgroups, the library the
 // kubelet's cgroup v2 manager builds on. Not reachable without a running eviction manager: the eviction
 // ranking functions and threshold helpers, all unexported.
+// Through shims (_shims/, handlers in phase.go): kubelet's getPhase, and kuberuntime's computePodActions (with its
+// restartAllContainers argument) on the manager the package's tests build (newFakeKubeRuntimeManager, with the
+// exported fakes of k8s.io/cri-api/pkg/apis/testing and pkg/kubelet/container/testing, probe results set in its managers).
 
 import (
 	"context"
