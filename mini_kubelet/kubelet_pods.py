@@ -33,6 +33,7 @@ from mini_kubelet.status.generate import (
 POD_INITIALIZING = "PodInitializing"  # the waiting reason before a container's first start, with init containers
 CONTAINER_CREATING = "ContainerCreating"  # ... and without
 CONTAINER_STATUS_UNKNOWN = "ContainerStatusUnknown"
+RESTARTING_ALL_CONTAINERS = "RestartingAllContainers"  # the reason of a container stopped by a reset (1.35+)
 PENDING, RUNNING, SUCCEEDED, FAILED = "Pending", "Running", "Succeeded", "Failed"
 # pkg/kubelet/types/pod_status.go; AllContainersRestarting (1.35) is only ever made with its gate on
 POD_CONDITIONS_BY_KUBELET = ("PodScheduled", "Ready", "Initialized", "ContainersReady", "AllContainersRestarting")
@@ -53,7 +54,8 @@ def get_phase(pod: V1Pod, info: list[V1ContainerStatus], pod_is_terminal: bool) 
     started; once terminated they no longer count. With ContainerRestartRules (on from 1.35) an exited
     container is judged by whether it will run again (its own policy and rules): an init container that
     will not fails the pod, and with every regular container stopped, one that will keeps it Running; with
-    RestartAllContainersOnContainerExits one whose exit matches a RestartAllContainers rule will.
+    RestartAllContainersOnContainerExits one whose exit matches a RestartAllContainers rule will, and so will one
+    whose termination reason is RestartingAllContainers (as v1.36.5 answers, whatever its policy).
     Upstream: pkg/kubelet/kubelet_pods.go getPhase (v1.27; the sidecar branch as in v1.32, the rules as a
     later release reads them)
     """
@@ -61,10 +63,11 @@ def get_phase(pod: V1Pod, info: list[V1ContainerStatus], pod_is_terminal: bool) 
     rules = features.DEFAULT_FEATURE_GATE.enabled("ContainerRestartRules")
     restart_all = rules and features.DEFAULT_FEATURE_GATE.enabled("RestartAllContainersOnContainerExits")
 
-    def restartable(c, code: int) -> bool:  # with rules: will this exited container run again?
-        if restart_all and getattr(find_matching_container_restart_rule(c, code), "action", None) == \
-                RESTART_RULE_ACTION_RESTART_ALL_CONTAINERS:
-            return True  # it runs again with all the others (the course's model: upstream's getPhase not read)
+    def restartable(c, terminated) -> bool:  # with rules: will this exited container run again?
+        code = terminated.exit_code
+        if restart_all and (terminated.reason == RESTARTING_ALL_CONTAINERS or getattr(
+                find_matching_container_restart_rule(c, code), "action", None) == RESTART_RULE_ACTION_RESTART_ALL_CONTAINERS):
+            return True  # it runs again with all the others: stopped by a reset, or its exit starts one
         return rules and container_should_restart(c, spec.restart_policy, code)
     pending_regular_init = pending_restartable_init = failed_initialization = 0
     unknown = running = waiting = stopped = succeeded = stopped_not_restartable = 0
@@ -88,9 +91,9 @@ def get_phase(pod: V1Pod, info: list[V1ContainerStatus], pod_is_terminal: bool) 
         elif s is None or state is None or state.running is not None:
             pending_regular_init += 1
         elif state.terminated is not None:
-            failed_initialization += state.terminated.exit_code != 0 and not restartable(c, state.terminated.exit_code)
+            failed_initialization += state.terminated.exit_code != 0 and not restartable(c, state.terminated)
         elif state.waiting is not None and last is not None:
-            failed_initialization += last.exit_code != 0 and not restartable(c, last.exit_code)
+            failed_initialization += last.exit_code != 0 and not restartable(c, last)
         else:
             pending_regular_init += 1
 
@@ -104,11 +107,11 @@ def get_phase(pod: V1Pod, info: list[V1ContainerStatus], pod_is_terminal: bool) 
         elif state.terminated is not None:
             stopped += 1
             succeeded += state.terminated.exit_code == 0
-            stopped_not_restartable += not restartable(c, state.terminated.exit_code)
+            stopped_not_restartable += not restartable(c, state.terminated)
         elif state.waiting is not None:
             if s.last_state is not None and s.last_state.terminated is not None:
                 stopped += 1  # crash-looping: waiting to restart after a termination
-                stopped_not_restartable += not restartable(c, s.last_state.terminated.exit_code)
+                stopped_not_restartable += not restartable(c, s.last_state.terminated)
             else:
                 waiting += 1
         else:

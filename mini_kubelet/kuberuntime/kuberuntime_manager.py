@@ -7,7 +7,7 @@ startup results come in as maps from container ID to result.
 
 RestartAllContainersOnContainerExits (alpha 1.35, on from 1.36): while the Pod's AllContainersRestarting
 condition is True the kubelet's SyncPod passes restarting_all_containers, and this sync only stops every
-running init, sidecar and regular container (grace period 0) and removes every instance of them from the
+init, sidecar and regular container that has not exited (grace period 0) and removes every instance of them from the
 runtime, keeping the sandbox; ephemeral containers are left alone. A v1.36 kuberuntime_manager.go with that
 argument was not at hand: this reset is written from KEP-5532's "Restart Phases" and from what kubelet.go
 (a copy later than v1.36.0) does with its results (a successful RemoveContainer asks for the next sync at
@@ -26,7 +26,7 @@ from mini_kubelet.container import (
     CONFIG_POD_SANDBOX, CONTAINER_STATE_RUNNING, CONTAINER_STATE_EXITED, CONTAINER_STATE_UNKNOWN,
     CREATE_POD_SANDBOX, ERR_CRASH_LOOP_BACK_OFF, ERR_CREATE_POD_SANDBOX, ERR_KILL_CONTAINER, ERR_KILL_POD_SANDBOX,
     ERR_REMOVE_CONTAINER, KILL_CONTAINER, KILL_POD_SANDBOX, REMOVE_CONTAINER, RESTART_POLICY_NEVER, RESTART_POLICY_ON_FAILURE, START_CONTAINER,
-    Pod, PodStatus, PodSyncResult, Status, SyncResult, container_should_restart, convert_pod_status_to_running_pod,
+    Pod, PodStatus, PodSyncResult, Status, SyncResult, convert_pod_status_to_running_pod,
     hash_container,
     is_restartable_init_container, should_container_be_restarted,
 )
@@ -87,13 +87,17 @@ def should_restart_on_failure(pod: V1Pod) -> bool:
     return pod.spec.restart_policy != RESTART_POLICY_NEVER
 
 
-def container_succeeded(c: V1Container, pod_status: PodStatus) -> bool:
-    """Whether the container's newest instance is not running and exited 0.
+def container_succeeded(c: V1Container, pod_status: PodStatus, exited_only: bool = False) -> bool:
+    """Whether the container's newest instance is not running (with exited_only: has exited) and its exit code is 0.
 
+    v1.27 counts a created or unknown instance with exit code 0 as succeeded; v1.36.5 only an exited one (as the
+    differential harness answers; the course applies it with ContainerRestartRules, the release is not pinned).
     Upstream: pkg/kubelet/kuberuntime/kuberuntime_manager.go containerSucceeded
     """
     status = pod_status.find_container_status_by_name(c.name)
-    return status is not None and status.state != CONTAINER_STATE_RUNNING and status.exit_code == 0
+    if status is None or (status.state != CONTAINER_STATE_EXITED if exited_only else status.state == CONTAINER_STATE_RUNNING):
+        return False
+    return status.exit_code == 0
 
 
 def container_changed(container: V1Container, status: Status) -> bool:
@@ -112,16 +116,19 @@ def compute_pod_actions(pod: V1Pod, pod_status: PodStatus, liveness: Optional[di
     Init containers take v1.27's one-at-a-time path, unless the SidecarContainers gate is on and the
     pod has a sidecar: then computeInitContainerActions decides, as in v1.32. With ContainerRestartRules
     an exited container restarts by its own policy and rules (should_container_be_restarted), and one killed
-    for a failed probe by its own restartPolicy if it has one (the pod's otherwise), as in v1.35. While
-    restarting all containers (RestartAllContainersOnContainerExits) every instance is reset and nothing starts.
+    for a failed probe by its own restartPolicy if it has one (the pod's otherwise), as in v1.35; with a new
+    sandbox, only a container whose own policy (else the pod's) is OnFailure and that exited 0 is left out. While
+    restarting all containers (RestartAllContainersOnContainerExits) every instance is reset (regular containers
+    first, then init containers, each in spec order) and nothing starts; kill_pod and create_sandbox still say
+    whether the sandbox changed, as upstream's v1.36.5 answers (found by tests/test_differential_phase.py).
     Upstream: pkg/kubelet/kuberuntime/kuberuntime_manager.go kubeGenericRuntimeManager.computePodActions
     """
     liveness, startup = liveness or {}, startup or {}
     create_sandbox, attempt, sandbox_id = pod_sandbox_changed(pod, pod_status)
-    if restarting_all_containers:  # the sandbox stays; init and regular containers go, to start over
-        names = {c.name for c in (pod.spec.init_containers or []) + pod.spec.containers}
-        return PodActions(sandbox_id=sandbox_id, attempt=attempt,
-                          containers_to_reset=[s for s in pod_status.container_statuses if s.name in names])
+    if restarting_all_containers:  # init and regular containers go, to start over; nothing starts in this sync
+        return PodActions(kill_pod=create_sandbox, create_sandbox=create_sandbox, sandbox_id=sandbox_id, attempt=attempt,
+                          containers_to_reset=[s for c in pod.spec.containers + (pod.spec.init_containers or [])
+                                               for s in pod_status.container_statuses if s.name == c.name])
     changes = PodActions(kill_pod=create_sandbox, create_sandbox=create_sandbox, sandbox_id=sandbox_id, attempt=attempt)
     sidecars = any(is_restartable_init_container(c) for c in pod.spec.init_containers or [])  # only with the gate on
 
@@ -129,9 +136,10 @@ def compute_pod_actions(pod: V1Pod, pod_status: PodStatus, liveness: Optional[di
         if not should_restart_on_failure(pod) and attempt != 0 and pod_status.container_statuses:
             changes.create_sandbox = False  # the pod already ran under Never: do not bring it back
             return changes
-        to_start = [i for i, c in enumerate(pod.spec.containers) if not (container_succeeded(c, pod_status) and (
-            not container_should_restart(c, pod.spec.restart_policy, 0) if features.DEFAULT_FEATURE_GATE.enabled(
-                "ContainerRestartRules") else pod.spec.restart_policy == RESTART_POLICY_ON_FAILURE))]
+        rules = features.DEFAULT_FEATURE_GATE.enabled("ContainerRestartRules")
+        to_start = [i for i, c in enumerate(pod.spec.containers) if not (  # an OnFailure container that succeeded stays done
+            container_succeeded(c, pod_status, exited_only=rules) and
+            ((rules and getattr(c, "restart_policy", None)) or pod.spec.restart_policy) == RESTART_POLICY_ON_FAILURE)]
         initialized = (has_any_regular_container_created(pod, pod_status) if sidecars
                        else find_next_init_container_to_run(pod, pod_status)[2])
         if not to_start and initialized:
@@ -244,15 +252,24 @@ def kill_pod_with_sync_result(runtime: RuntimeService, pod: V1Pod, running_pod: 
     return result
 
 
+def stopped_before_removal(instance: Status) -> bool:
+    """Whether a reset stops this instance before removing it: every one that has not exited (running, created, unknown).
+
+    Upstream: pkg/kubelet/kuberuntime/kuberuntime_manager.go computePodActions, its containers-to-reset kill flag
+    (v1.36.5, as the differential harness answers; the source was not read)
+    """
+    return instance.state != CONTAINER_STATE_EXITED
+
+
 def reset_containers(runtime: RuntimeService, pod: V1Pod, instances: list[Status], recorder: events.Recorder,
                      result: PodSyncResult) -> PodSyncResult:
-    """Stop the running instances at once (grace period 0), then remove every instance; the sandbox stays.
+    """Stop the instances that have not exited at once (grace period 0), then remove every instance; the sandbox stays.
 
     Upstream: pkg/kubelet/kuberuntime/kuberuntime_manager.go SyncPod with restartingAllContainers (written from
     KEP-5532, see the module docstring)
     """
     for s in instances:
-        if s.state == CONTAINER_STATE_RUNNING:
+        if stopped_before_removal(s):
             kill_result = SyncResult(KILL_CONTAINER, s.name)
             result.add_sync_result(kill_result)
             try:

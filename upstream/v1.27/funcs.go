@@ -9,6 +9,9 @@ package main
 // SourceFileFirstSet (file_source.go): the first SET of the file source, through config.NewSourceFile.
 // Not reachable without a running eviction manager: the eviction ranking functions (rankMemoryPressure,
 // rankDiskPressureFunc, ...) and threshold helpers (thresholdsMet, mergeThresholds, ...), all unexported.
+// Through shims (_shims/, handlers in phase.go): kubelet's getPhase, and kuberuntime's computePodActions on
+// the manager the package's tests build (newFakeKubeRuntimeManager, with the exported fakes of
+// k8s.io/cri-api/pkg/apis/testing and pkg/kubelet/container/testing, probe results set in its managers).
 
 import (
 	"encoding/json"

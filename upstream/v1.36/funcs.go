@@ -11,6 +11,9 @@ package main
 // exported conversion of github.com/opencontainers/cgroups, which runtimes use for containers; the kubelet does
 // not. Other files add handlers from init(): resource.go (GetResourceRequestQuantity, GetResourceRequest).
 // Not reachable without a running eviction manager: the eviction ranking functions and threshold helpers.
+// Through shims (_shims/, handlers in phase.go): kubelet's getPhase, and kuberuntime's computePodActions (with its
+// restartAllContainers argument) on the manager the package's tests build (newFakeKubeRuntimeManager, with the
+// exported fakes of k8s.io/cri-api/pkg/apis/testing and pkg/kubelet/container/testing, probe results set in its managers).
 
 import (
 	"context"
