@@ -714,8 +714,8 @@ check("Exercise 6: read the replay", answer, [
 # ## Exercise 7: an eviction's grace period, by release
 #
 # *The current release.* Exercise 6 ended on a v1.27 quirk: the eviction manager passed an override
-# of 0, and `batch` still had 30 seconds. Two pieces decide the seconds an evicted Pod's containers
-# get, and both changed after 1.27.
+# of 0, and `batch` still had 30 seconds. Two pieces decide the grace period an evicted Pod gets,
+# and both changed after 1.27.
 #
 # **The override the eviction manager asks for** (`synchronize`):
 #
@@ -737,10 +737,15 @@ check("Exercise 6: read the replay", answer, [
 # `"soft"`, `max_pod_grace` is the node's `evictionMaxPodGracePeriod` and `pod_grace` the Pod's
 # `terminationGracePeriodSeconds` (`None` when not set). Compare releases as numbers: `"1.31"` is
 # `(1, 31)`.
+#
+# (`seconds` is the Pod's grace period. A container without a `preStop` hook is then stopped with
+# at least 2 s: from v1.28 `killContainer` raises a stop below its 2-second minimum *after* applying
+# the override, so a v1.36 hard eviction's 1 s stops the container 2 s later; chapter 1's
+# "Termination and grace" shows why.)
 
 # %%
 def eviction_grace_period(release: str, kind: str, max_pod_grace: int, pod_grace) -> tuple:
-    """The override an eviction asks for and the seconds the Pod's containers get, by release."""
+    """The override an eviction asks for and the grace period the pod worker gives the Pod, by release."""
     # BEGIN SOLUTION
     version = tuple(int(part) for part in release.split("."))
     if kind == "hard":
@@ -761,7 +766,7 @@ check("Exercise 7: an eviction's grace period, by release", eviction_grace_perio
     case("1.27", "hard", 0, None, expected=(0, 30),
          note="memory-hard.yaml: leaky evicted at 4m50s, its containers stop at 5m20s"),
     case("1.36", "hard", 0, None, expected=(1, 1),
-         note="memory-hard.yaml --kubernetes-version 1.36: stopped at 4m51s"),
+         note="memory-hard.yaml --kubernetes-version 1.36: 1 s at 4m50s, stopped at 4m52s (the 2 s minimum)"),
     case("1.31", "hard", 0, None, expected=(1, 1), note="TestMemoryPressure (1.31+): the hard eviction asks for 1"),
     case("1.30", "hard", 0, 60, expected=(0, 60), note="calculateEffectiveGracePeriod before #124063: the Pod's own"),
     case("1.36", "hard", 90, 60, expected=(1, 1), note="synchronize: evictionMaxPodGracePeriod is for soft ones only"),
@@ -775,7 +780,7 @@ check("Exercise 7: an eviction's grace period, by release", eviction_grace_perio
     case("1.36", "soft", 90, None, expected=(90, 90), note="synchronize: no terminationGracePeriodSeconds, no min"),
     case("1.27", "soft", 0, None, expected=(0, 30), note="exercise 6's replay: batch's memory freed 30 s after"),
     case("1.36", "soft", 0, None, expected=(0, 1),
-         note="Test_calculateEffectiveGracePeriod: use 1 when grace period override is zero (the replay: 181 s)"),
+         note="Test_calculateEffectiveGracePeriod: use 1 when grace period override is zero (the replay: freed at 182 s, the 2 s minimum)"),
     case("1.36", "soft", 0, 60, expected=(0, 1), note="synchronize: min(0, 60) is 0, which becomes 1 s"),
 ])
 

@@ -14,6 +14,7 @@ from mini_kubelet import features, sim
 from mini_kubelet.cmd.inputs import with_profile
 from mini_kubelet.cmd.text import table
 from mini_kubelet.eviction import signals
+from mini_kubelet.kuberuntime.kuberuntime_container import stop_timeout_without_hook
 
 SCHEMA_VERSION = "mini-kubelet.run/v1"
 WIDTH = 80  # the text output fits a terminal and a page's code block; longer lines wrap with a hanging indent
@@ -155,7 +156,9 @@ def _eviction_lines(e: sim.Eviction) -> list[str]:
         lines.append(f"why: {e.decided_by}")
     else:
         lines.append(f"local storage limit: {e.signal}")
-    lines.append(f"evicted {e.pod}: {_grace_text(e)}; it stops at {sim.format_duration(e.stops_at)}")
+    floor = stop_timeout_without_hook(e.grace_period)
+    containers = f", its containers {floor}s (killContainer's minimum)" if floor != e.grace_period else ""
+    lines.append(f"evicted {e.pod}: {_grace_text(e)}{containers}; it stops at {sim.format_duration(e.stops_at)}")
     lines.append(f"message: {json.dumps(e.message)}")
     return lines
 

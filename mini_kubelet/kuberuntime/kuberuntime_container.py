@@ -282,6 +282,17 @@ def kill_container(runtime: RuntimeService, pod: V1Pod, container_id: str, conta
     return grace_period
 
 
+def stop_timeout_without_hook(grace_period: int) -> int:
+    """The StopContainer timeout kill_container gives a container without a preStop hook, for the pod's grace period.
+
+    Upstream: pkg/kubelet/kuberuntime/kuberuntime_container.go kubeGenericRuntimeManager.killContainer
+    (the pod worker passes its grace period as the override: v1.27 applies it after the 2 s floor, 1.28 before it)
+    """
+    if features.DEFAULT_FEATURE_GATE.changed("PreStopGraceOverrideFix"):
+        return max(grace_period, MINIMUM_GRACE_PERIOD_IN_SECONDS)
+    return grace_period
+
+
 def execute_pre_stop_hook(runtime: RuntimeService, container_id: str, grace_period: int) -> int:
     """Run the preStop hook and wait for it, at most grace_period seconds: the seconds it took.
 

@@ -15,6 +15,7 @@ from .. import stats
 from ..clock import Clock
 from ..eviction import images, manager as mgr, signals
 from ..eviction.records import EvictedPod, SyncRecord
+from ..kuberuntime.kuberuntime_container import stop_timeout_without_hook
 from ..pod_workers import KILL_POD_NOW_MIN_TIMEOUT
 from .scenario import Event, Scenario, load_scenario
 from .series import Series, format_duration
@@ -59,10 +60,11 @@ def run_scenario(source: Union[str, Path, dict, Scenario]) -> Timeline:
         # killPodNow blocks until the pod stops or max(10, 1.5 x override) seconds pass, one pod after the other.
         # The wait comes from the raw override: 10 s for an override of 0, whatever grace period the pod gets
         # (v1.27: 30 s for a hard eviction, so the wait ends first). From 1.31 a hard eviction's override is
-        # 1 s and the pod gets 1 s: still a 10 s wait at most, and the pod is gone after 1 s.
+        # 1 s and the pod gets 1 s: still a 10 s wait at most; its containers get killContainer's 2 s floor
+        # (from 1.28 the floor applies after the override), so the pod is gone after 2 s.
         target = next(p for p in running if p.pod.metadata.uid == evicted.pod.metadata.uid)
         start, grace, override = state["cursor"], evicted.effective_grace_period, evicted.grace_period_override
-        stops = start + grace
+        stops = start + stop_timeout_without_hook(grace)
         target.stops_at = stops if target.stops_at is None else min(target.stops_at, stops)  # grace only shrinks
         timeout = max(KILL_POD_MIN_TIMEOUT, override + int(override / 2))
         if target.stops_at - start >= timeout:  # still stopping when the wait ends: killPodNow records the event
