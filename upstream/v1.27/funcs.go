@@ -5,8 +5,9 @@ package main
 //   - Admit: the predicate admit handler's generalFilter (GeneralPredicates is not exported), through
 //     lifecycle.NewPredicateAdmitHandler(...).Admit with preemption's CriticalPodAdmissionHandler;
 //   - Fits: the scheduler's fitsRequest and computePodResourceRequest, through noderesources.Fits.
-// Not reachable without a running eviction manager: the eviction ranking functions (rankMemoryPressure,
-// rankDiskPressureFunc, ...) and threshold helpers (thresholdsMet, mergeThresholds, ...), all unexported.
+// Reached through a shim (_shims/pkg/kubelet/eviction/, exported names only): the eviction ranking functions
+// (rankMemoryPressure, rankDiskPressureFunc, ...) and threshold helpers (thresholdsMet, mergeThresholds, ...),
+// all unexported; their handlers are in eviction.go.
 
 import (
 	"encoding/json"

@@ -7,8 +7,8 @@ package main
 //   - Fits: the scheduler's fitsRequest and computePodResourceRequest, through noderesources.Fits.
 // Unexported in v1.36, so not here: the cm package's shares-to-weight conversion (v1.27's CpuSharesToCpuWeight);
 // CgroupV2Weight calls the exported conversion of github.com/opencontainers/cgroups, the library the
-// kubelet's cgroup v2 manager builds on. Not reachable without a running eviction manager: the eviction
-// ranking functions and threshold helpers, all unexported.
+// kubelet's cgroup v2 manager builds on. Reached through a shim (_shims/pkg/kubelet/eviction/, exported names
+// only): the eviction ranking functions and threshold helpers, all unexported; their handlers are in eviction.go.
 
 import (
 	"context"
