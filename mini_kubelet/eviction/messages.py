@@ -13,7 +13,7 @@ from kubernetes.client import V1Pod
 from . import api
 from .api import Threshold
 from .signals import (DECIMAL_SIGNALS, RESOURCE_EPHEMERAL_STORAGE, RESOURCE_MEMORY, SIGNAL_TO_RESOURCE,
-                      SignalObservation, StatsFunc)
+                      SignalObservation, StatsFunc, _int64)
 
 # --8<-- [start:formats]
 REASON = "Evicted"  # the pod status reason, and the event reason
@@ -89,10 +89,10 @@ def eviction_message(resource: str, pod: V1Pod, stats: StatsFunc, thresholds: It
             if resource == RESOURCE_EPHEMERAL_STORAGE:
                 rootfs, logs = container_stats.rootfs, container_stats.logs
                 if rootfs and rootfs.used_bytes is not None and logs and logs.used_bytes is not None:
-                    usage = rootfs.used_bytes + logs.used_bytes
+                    usage = _int64(rootfs.used_bytes + logs.used_bytes)  # a uint64 sum, read as an int64
             elif resource == RESOURCE_MEMORY:
                 if container_stats.memory and container_stats.memory.working_set_bytes is not None:
-                    usage = container_stats.memory.working_set_bytes
+                    usage = _int64(container_stats.memory.working_set_bytes)
             request, request_text = _container_request(pod, container, resource, in_place_pod_vertical_scaling)
             if usage is not None and usage > request:
                 usage_text = api.format_quantity(usage, api.BINARY_SI)
