@@ -31,8 +31,13 @@ STARVED_RESOURCE_KEY = "starved_resource"
 # --8<-- [end:formats]
 
 
+def _int64_string(number: int, fmt: str) -> str:
+    """An int64 quantity as Go prints it: the smallest int64 whole, as negating it to take factors off overflows."""
+    return str(number) if number == -2**63 else api.format_quantity(number, fmt)
+
+
 def _available_string(signal: str, observed: SignalObservation) -> str:
-    return api.format_quantity(observed.available, api.DECIMAL_SI if signal in DECIMAL_SIGNALS else api.BINARY_SI)
+    return _int64_string(observed.available, api.DECIMAL_SI if signal in DECIMAL_SIGNALS else api.BINARY_SI)
 
 
 # --8<-- [start:get_threshold_met_info]
@@ -95,7 +100,7 @@ def eviction_message(resource: str, pod: V1Pod, stats: StatsFunc, thresholds: It
                     usage = _int64(container_stats.memory.working_set_bytes)
             request, request_text = _container_request(pod, container, resource, in_place_pod_vertical_scaling)
             if usage is not None and usage > request:
-                usage_text = api.format_quantity(usage, api.BINARY_SI)
+                usage_text = _int64_string(usage, api.BINARY_SI)
                 message += CONTAINER_MESSAGE_FMT.format(container.name, usage_text, request_text, resource)
                 containers.append(container.name)
                 usages.append(usage_text)
