@@ -13,7 +13,7 @@ from kubernetes.client import V1Pod
 from . import api
 from .api import Threshold
 from .signals import (DECIMAL_SIGNALS, RESOURCE_EPHEMERAL_STORAGE, RESOURCE_MEMORY, SIGNAL_TO_RESOURCE,
-                      SignalObservation, StatsFunc)
+                      SignalObservation, StatsFunc, _int64)
 
 # --8<-- [start:formats]
 REASON = "Evicted"  # the pod status reason, and the event reason
@@ -31,8 +31,13 @@ STARVED_RESOURCE_KEY = "starved_resource"
 # --8<-- [end:formats]
 
 
+def _int64_string(number: int, fmt: str) -> str:
+    """An int64 quantity as Go prints it: the smallest int64 whole, as negating it to take factors off overflows."""
+    return str(number) if number == -2**63 else api.format_quantity(number, fmt)
+
+
 def _available_string(signal: str, observed: SignalObservation) -> str:
-    return api.format_quantity(observed.available, api.DECIMAL_SI if signal in DECIMAL_SIGNALS else api.BINARY_SI)
+    return _int64_string(observed.available, api.DECIMAL_SI if signal in DECIMAL_SIGNALS else api.BINARY_SI)
 
 
 # --8<-- [start:get_threshold_met_info]
@@ -89,13 +94,13 @@ def eviction_message(resource: str, pod: V1Pod, stats: StatsFunc, thresholds: It
             if resource == RESOURCE_EPHEMERAL_STORAGE:
                 rootfs, logs = container_stats.rootfs, container_stats.logs
                 if rootfs and rootfs.used_bytes is not None and logs and logs.used_bytes is not None:
-                    usage = rootfs.used_bytes + logs.used_bytes
+                    usage = _int64(rootfs.used_bytes + logs.used_bytes)  # a uint64 sum, read as an int64
             elif resource == RESOURCE_MEMORY:
                 if container_stats.memory and container_stats.memory.working_set_bytes is not None:
-                    usage = container_stats.memory.working_set_bytes
+                    usage = _int64(container_stats.memory.working_set_bytes)
             request, request_text = _container_request(pod, container, resource, in_place_pod_vertical_scaling)
             if usage is not None and usage > request:
-                usage_text = api.format_quantity(usage, api.BINARY_SI)
+                usage_text = _int64_string(usage, api.BINARY_SI)
                 message += CONTAINER_MESSAGE_FMT.format(container.name, usage_text, request_text, resource)
                 containers.append(container.name)
                 usages.append(usage_text)

@@ -19,7 +19,7 @@ from kubernetes.client import V1Pod
 from .. import stats as statsapi
 from ..resource import get_resource_request_quantity
 from . import api
-from .signals import RESOURCE_EPHEMERAL_STORAGE, RESOURCE_INODES, RESOURCE_MEMORY, StatsFunc
+from .signals import RESOURCE_EPHEMERAL_STORAGE, RESOURCE_INODES, RESOURCE_MEMORY, StatsFunc, _int64
 
 # --8<-- [start:fs_stats_types]
 FS_STATS_LOCAL_VOLUME_SOURCE = "localVolumeSource"  # the pod's local volumes (emptyDir, hostPath, ...)
@@ -55,10 +55,11 @@ def local_volume_names(pod: V1Pod) -> list[str]:
 
 
 def _fs_usage(fs: Optional[statsapi.FsStats], resource: str) -> int:
+    """Bytes or inodes used, read as Go's int64 conversion of the uint64 does (2**63 and more wrap to negative)."""
     if fs is None:
         return 0
     value = fs.inodes_used if resource == RESOURCE_INODES else fs.used_bytes
-    return value or 0
+    return _int64(value or 0)
 
 
 # --8<-- [start:pod_disk_usage]
@@ -127,7 +128,7 @@ def _with_stats(stats: StatsFunc, compare: Callable, key: Callable) -> CmpFunc:
 
 
 def _memory_usage(pod_stats: statsapi.PodStats) -> int:
-    return (pod_stats.memory.working_set_bytes if pod_stats.memory else None) or 0
+    return _int64((pod_stats.memory.working_set_bytes if pod_stats.memory else None) or 0)  # as _fs_usage
 
 
 def exceed_memory_requests(stats: StatsFunc) -> CmpFunc:

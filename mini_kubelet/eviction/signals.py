@@ -118,7 +118,8 @@ def make_signal_observations(summary: statsapi.Summary) -> tuple[dict[str, Signa
                    node.runtime and node.runtime.container_fs, inodes_need_bytes=False)
     rlimit = node.rlimit
     if rlimit and rlimit.curproc is not None and rlimit.maxpid is not None:
-        result[api.SIGNAL_PID_AVAILABLE] = SignalObservation(rlimit.maxpid - rlimit.curproc, rlimit.maxpid, rlimit.time)
+        available = _int64(rlimit.maxpid - rlimit.curproc)  # an int64 difference: wraps as Go's does
+        result[api.SIGNAL_PID_AVAILABLE] = SignalObservation(available, rlimit.maxpid, rlimit.time)
     return result, cached_stats_func(summary.pods)
 # --8<-- [end:make_signal_observations]
 

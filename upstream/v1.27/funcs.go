@@ -7,11 +7,12 @@ package main
 //   - Fits: the scheduler's fitsRequest and computePodResourceRequest, through noderesources.Fits.
 // FeatureGateSpecs (features.go): the specs the kubelet's global feature gate registers, through GetAll.
 // SourceFileFirstSet (file_source.go): the first SET of the file source, through config.NewSourceFile.
-// Not reachable without a running eviction manager: the eviction ranking functions (rankMemoryPressure,
-// rankDiskPressureFunc, ...) and threshold helpers (thresholdsMet, mergeThresholds, ...), all unexported.
 // Through shims (_shims/, handlers in phase.go): kubelet's getPhase, and kuberuntime's computePodActions on
 // the manager the package's tests build (newFakeKubeRuntimeManager, with the exported fakes of
 // k8s.io/cri-api/pkg/apis/testing and pkg/kubelet/container/testing, probe results set in its managers).
+// Reached through a shim (_shims/pkg/kubelet/eviction/, exported names only): the eviction ranking functions
+// (rankMemoryPressure, rankDiskPressureFunc, ...) and threshold helpers (thresholdsMet, mergeThresholds, ...),
+// all unexported; their handlers are in eviction.go.
 
 import (
 	"encoding/json"

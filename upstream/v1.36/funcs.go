@@ -10,7 +10,8 @@ package main
 // unexported getCPUWeight, which is what it writes to cpu.weight on cgroup v2. CgroupV2Weight calls the
 // exported conversion of github.com/opencontainers/cgroups, which runtimes use for containers; the kubelet does
 // not. Other files add handlers from init(): resource.go (GetResourceRequestQuantity, GetResourceRequest).
-// Not reachable without a running eviction manager: the eviction ranking functions and threshold helpers.
+// Reached through a shim (_shims/pkg/kubelet/eviction/, exported names only): the eviction ranking functions and
+// threshold helpers, all unexported; their handlers are in eviction.go.
 // Through shims (_shims/, handlers in phase.go): kubelet's getPhase, and kuberuntime's computePodActions (with its
 // restartAllContainers argument) on the manager the package's tests build (newFakeKubeRuntimeManager, with the
 // exported fakes of k8s.io/cri-api/pkg/apis/testing and pkg/kubelet/container/testing, probe results set in its managers).
