@@ -42,7 +42,6 @@ from mini_kubelet.eviction.api import Threshold, ThresholdValue, float32
 from . import pod_strategies as ps
 from . import upstream_harness
 from .test_differential import differential
-from .test_differential_v1_36 import without_sidecars
 
 pytestmark = [pytest.mark.upstream, pytest.mark.ch4]
 upstream_harness.go()  # no Go: the whole file is skipped, with one message
@@ -285,11 +284,9 @@ def _mine_rank(release, kind, fs, resource, pods, summary):
         return [p.metadata.name for p in rank(models, stats)], keys
 
 
-def _rank(release, function, scenario, modelled=True):
+def _rank(release, function, scenario):
     kind, fs, resource = function
     pods, summary = scenario
-    if release == "1.36" and modelled:  # see test_rank_counts_sidecars_v1_36
-        pods = [without_sidecars(pod) for pod in pods]
     names, keys = _mine_rank(release, kind, list(fs), resource, pods, summary)
     theirs = upstream_harness.call(release, "EvictionRank", rank=kind, fsStats=list(fs), resource=resource,
                                    summary=summary, pods=pods)
@@ -354,10 +351,10 @@ def _working_set(name: str, used: int) -> dict:
     return {"podRef": {"name": name, "namespace": "default", "uid": f"uid-{name}"}, "memory": {"workingSetBytes": used}}
 
 
-@pytest.mark.xfail(strict=True, reason="not modelled at v1.36: GetResourceRequestQuantity sums the pod's requests "
-                   "with PodRequests (sidecars added to the app containers, pod-level requests) since after v1.32; "
-                   "mini_kubelet keeps v1.27's max of init containers")
-@known_difference
+# A strict xfail until GetResourceRequestQuantity's use of PodRequests (sidecars added to the app containers,
+# pod-level requests; UNGATED_CHANGES "ResourceRequestFromPodRequests", 1.34) was modelled: test_rank now draws
+# sidecars at v1.36 too, and this keeps the case that showed the difference.
+@differential
 @given(function=st.sampled_from(RANK_FUNCTIONS), scenario=scenarios())
 # p0 requests 100Mi plus a 100Mi sidecar and uses 150Mi: within its 200Mi at v1.36, over v1.27's 100Mi.
 @example(function=("memory", (), ""), scenario=(
@@ -365,7 +362,7 @@ def _working_set(name: str, used: int) -> dict:
     {"node": {}, "pods": [_working_set("p0", 150 * 2**20), _working_set("p1", 1)]}))
 def test_rank_counts_sidecars_v1_36(function, scenario):
     assume(function in _rank_functions("1.36"))
-    names, _, theirs = _rank("1.36", function, scenario, modelled=False)
+    names, _, theirs = _rank("1.36", function, scenario)
     assert names == theirs
 
 
