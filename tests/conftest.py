@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import io
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -166,12 +167,9 @@ class SitePages:
     def __init__(self, browser, base_url: str):
         self.browser, self.base, self.contexts, self.kept, self.blocked, self.errors = browser, base_url, [], {}, [], []
 
-    def route(self, request_route):
-        if request_route.request.url.startswith(self.base):
-            request_route.continue_()
-        else:
-            self.blocked.append(request_route.request.url)
-            request_route.abort()
+    def block(self, request_route):
+        self.blocked.append(request_route.request.url)
+        request_route.abort()
 
     def load(self, path: str | None, width: int = 1280, scheme: str = "light"):
         """The page kept for `path`, loaded anew at that width and scheme as a page of a new context is: with no
@@ -181,7 +179,9 @@ class SitePages:
         if page is None:
             context = self.browser.new_context()
             self.contexts.append(context)
-            context.route("**/*", self.route)
+            # Only what is outside the site is routed to this process: a pattern the browser matches itself, where
+            # "**/*" would bring every request of every page here and back.
+            context.route(re.compile(f"^(?!{re.escape(self.base)}/)"), self.block)
             page = self.kept[path] = context.new_page()
             page.on("console", lambda message: message.type == "error" and self.errors.append(message.text))
             page.on("pageerror", lambda error: self.errors.append(str(error)))
