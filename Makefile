@@ -40,7 +40,7 @@ test-fast: $(STAMP)  ## The tests that need neither a site build nor a browser
 	$(BIN)/python -m pytest -m "not site and not apiserver"
 
 test-upstream: $(STAMP)  ## Against upstream's Go: the differential tests (2000 inputs a function), watch on a real API server
-	DIFFERENTIAL_EXAMPLES=$(or $(EXAMPLES),2000) $(BIN)/python -m pytest -m upstream -n 0
+	DIFFERENTIAL_EXAMPLES=$(or $(EXAMPLES),2000) $(BIN)/python -m pytest -m upstream --dist loadgroup
 
 lab: $(STAMP)  ## JupyterLab on the lab notebooks in labs/
 	$(BIN)/jupyter lab --notebook-dir=labs --KernelManager.transport_encryption=auto

@@ -21,7 +21,8 @@ from mini_kubelet.config import apiserver
 from . import upstream_harness, upstream_servers
 from .test_watch_cli import watch_rules
 
-pytestmark = [pytest.mark.upstream, pytest.mark.apiserver, pytest.mark.ch1]
+# One API server for the file: under `make test-upstream` (--dist loadgroup) its tests share one worker.
+pytestmark = [pytest.mark.upstream, pytest.mark.apiserver, pytest.mark.ch1, pytest.mark.xdist_group("apiserver")]
 upstream_harness.go()  # no Go: the whole file is skipped, with one message (a failure in CI)
 
 NODE, NAMESPACE = "node-1", "watch-test"
