@@ -122,10 +122,15 @@ def test_pod_limits(v127, pod, exclude_overhead):
 @given(pod=ps.pods(), name=st.sampled_from(ps.RESOURCES + ("pods",)))
 def test_get_resource_request(v127, pod, name):
     assume(in_int64(pod))
+    _resource_request(v127, pod, name)
+
+
+def _resource_request(harness, pod, name):
+    """GetResourceRequestQuantity and GetResourceRequest of one resource, by mini_kubelet and upstream."""
     model = api.pod_from_manifest(pod)
-    theirs = v127.call("GetResourceRequestQuantity", pod=pod, resource=name)
+    theirs = harness.call("GetResourceRequestQuantity", pod=pod, resource=name)
     assert resource.get_resource_request_quantity(model, name) == exact_quantity(theirs)
-    assert resource.get_resource_request(model, name) == v127.call("GetResourceRequest", pod=pod, resource=name)
+    assert resource.get_resource_request(model, name) == harness.call("GetResourceRequest", pod=pod, resource=name)
 
 
 # --- cgroup values ------------------------------------------------------------------------------------

@@ -10,7 +10,6 @@ import json
 import pytest
 from hypothesis import Phase, assume, example, given, settings
 from hypothesis import strategies as st
-from kubernetes.utils import parse_quantity as exact_quantity
 
 from mini_kubelet import api, features, lifecycle, qos, resource, scheduler
 from mini_kubelet.eviction import thresholds as eviction_thresholds
@@ -19,7 +18,7 @@ from mini_kubelet.cm import cgroups, helpers
 from . import pod_strategies as ps
 from . import upstream_harness
 from .test_differential import (GRACE_PERIODS, MIN_RECLAIMS, THRESHOLD_VALUES, _go_fits, _go_thresholds,
-                                _mine_thresholds, _oom, _resources, _scalars_sorted, _signal_map, agree, amounts, differential,
+                                _mine_thresholds, _oom, _resource_request, _resources, _scalars_sorted, _signal_map, agree, amounts, differential,
                                 in_int64, others, outcome)
 
 pytestmark = [pytest.mark.upstream, pytest.mark.ch3]
@@ -370,7 +369,4 @@ def test_admit(v136, pod, node, pods):
 def test_get_resource_request(v136, pod, name):
     """Upstream: pkg/api/v1/resource/helpers.go GetResourceRequestQuantity and GetResourceRequest, v1.36.5."""
     assume(in_int64(pod))
-    model = api.pod_from_manifest(pod)
-    theirs = v136.call("GetResourceRequestQuantity", pod=pod, resource=name)
-    assert resource.get_resource_request_quantity(model, name) == exact_quantity(theirs)
-    assert resource.get_resource_request(model, name) == v136.call("GetResourceRequest", pod=pod, resource=name)
+    _resource_request(v136, pod, name)
