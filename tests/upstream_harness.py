@@ -73,8 +73,9 @@ def modfile_with_shims(command: str, module: Path, scratch: Path) -> list[str]:
     files = shims(module)
     if not files:
         return []
-    found = subprocess.run([command, "list", "-m", "-f", "{{.Dir}}", "k8s.io/kubernetes"], cwd=module,
-                           capture_output=True, text=True, check=True).stdout.strip()
+    # `go mod download -json` fetches the module on a fresh machine (`go list -m` would print an empty Dir).
+    found = json.loads(subprocess.run([command, "mod", "download", "-json", "k8s.io/kubernetes"], cwd=module,
+                                      capture_output=True, text=True, check=True).stdout)["Dir"]
     digest = hashlib.sha256(found.encode())
     for path in files:
         digest.update(str(path.relative_to(module)).encode() + b"\0" + path.read_bytes() + b"\0")
