@@ -27,7 +27,7 @@ from mini_kubelet.cmd import admit, explain
 from mini_kubelet.cmd.eviction_rank import rank_pods
 from mini_kubelet.eviction import manager as eviction_manager, thresholds as eviction_thresholds
 from mini_kubelet.sim import run_scenario
-from mini_kubelet.sim.lifecycle_replay import run_lifecycle
+from mini_kubelet.sim.lifecycle.replay import run_lifecycle
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -142,7 +142,7 @@ def steady_kubelet(scenario, seconds: int, skip_settled_resyncs: bool) -> None:
     """One chapter-1 Kubelet running the scenario's Pods from the API server, stepped once a virtual second."""
     from mini_kubelet.clock import Clock
     from mini_kubelet.kubelet_main import Kubelet
-    from mini_kubelet.sim.lifecycle_api import APIServer
+    from mini_kubelet.sim.lifecycle.api import APIServer
 
     clock = Clock()
     kubelet = Kubelet(clock, scenario.node, skip_settled_resyncs=skip_settled_resyncs)
@@ -165,7 +165,7 @@ def many_pods(pods: int, seconds: int) -> dict:
 
 def kubelet_rows() -> list[tuple[str, str]]:
     """The chapter-1 Kubelet (kubelet_main) on a full node: what a virtual hour costs, and a day with resyncs settled."""
-    from mini_kubelet.sim.lifecycle_scenario import load_lifecycle_scenario
+    from mini_kubelet.sim.lifecycle.scenario import load_lifecycle_scenario
 
     replay = load_lifecycle_scenario(many_pods(110, 600), "bench", EXAMPLES / "scenarios", "bench")
     hour, day = 3600, 24 * 3600
@@ -215,8 +215,8 @@ def node_replay_rows() -> list[tuple[str, str]]:
 
     from mini_kubelet.clock import Clock
     from mini_kubelet.eviction import manager as mgr
-    from mini_kubelet.sim.node_replay import NodeReplay
-    from mini_kubelet.sim.node_scenario import load_node_scenario
+    from mini_kubelet.sim.node.replay import NodeReplay
+    from mini_kubelet.sim.node.scenario import load_node_scenario
 
     def replay(pods: int, duration: str) -> tuple[float, NodeReplay]:
         scenario = load_node_scenario(_node_day(pods, duration), "day-110-pods.yaml", _Path("."), "day")

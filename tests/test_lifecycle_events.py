@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from mini_kubelet.sim.lifecycle_replay import run_lifecycle
+from mini_kubelet.sim.lifecycle.replay import run_lifecycle
 
 pytestmark = pytest.mark.ch1
 
@@ -131,7 +131,7 @@ def _printer_cases():
 @pytest.mark.parametrize("case", _printer_cases(), ids=lambda c: c[0])
 def test_print_pod(case):
     """printers_test.go#TestPrintPod (its READY, STATUS and RESTARTS cells, without the "(10s ago)")."""
-    from mini_kubelet.sim.lifecycle_timeline import print_pod
+    from mini_kubelet.sim.lifecycle.timeline import print_pod
 
     _, pod, status, expected = case
     assert print_pod(pod, status) == expected

@@ -16,8 +16,8 @@ import pytest
 
 from mini_kubelet.cmd import run_lifecycle_report
 from mini_kubelet.cmd.main import main
-from mini_kubelet.sim.lifecycle_expect import check_lifecycle_expect
-from mini_kubelet.sim.lifecycle_replay import run_lifecycle
+from mini_kubelet.sim.lifecycle.expect import check_lifecycle_expect
+from mini_kubelet.sim.lifecycle.replay import run_lifecycle
 
 from .conftest import EXAMPLES
 
@@ -95,7 +95,7 @@ def test_a_pre_stop_hook_longer_than_the_grace_period(release, grace, sigkill):
 
 def test_a_hook_without_a_duration_ends_at_once_and_the_process_keeps_its_run():
     """A manifest's preStop hook with no preStopDuration takes 0 s; preStopDuration with after: keeps the process plan."""
-    from mini_kubelet.sim.lifecycle_scenario import load_lifecycle_scenario
+    from mini_kubelet.sim.lifecycle.scenario import load_lifecycle_scenario
     doc = {"replay": "lifecycle", "pods": [{"manifest": {
         "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [
             {"name": "c", "image": "x", "lifecycle": {"preStop": {"httpGet": {"path": "/quit", "port": 80}}}},
@@ -132,7 +132,7 @@ def test_pod_termination_respects_the_grace_period(release, hook, within):
     the 10 s buffer and the [NodeConformance] names of v1.28). The Pod must be gone within grace period + 10 s of
     the deletion; here, by when a node would have sent SIGKILL to a process that ignores SIGTERM."""
     from mini_kubelet import features
-    from mini_kubelet.sim.lifecycle_scenario import load_lifecycle_scenario
+    from mini_kubelet.sim.lifecycle.scenario import load_lifecycle_scenario
     grace_period, buffer_seconds, deleted = 30, 10, 10
     with features.release_profile(release):
         timeline = run_lifecycle(load_lifecycle_scenario(_cannot_terminate_gracefully(hook), "inline", EXAMPLES, "e2e"))

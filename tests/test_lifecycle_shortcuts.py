@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from mini_kubelet.cmd import run_lifecycle_report
-from mini_kubelet.sim.lifecycle_replay import run_lifecycle
-from mini_kubelet.sim.lifecycle_scenario import load_lifecycle_scenario
+from mini_kubelet.sim.lifecycle.replay import run_lifecycle
+from mini_kubelet.sim.lifecycle.scenario import load_lifecycle_scenario
 
 from .conftest import EXAMPLES
 
@@ -106,7 +106,7 @@ def test_settled_resyncs_are_skipped_and_unsettled_ones_are_not():
     """The shortcut is taken for quiet pods (else it proves nothing), never for one with something to do."""
     from mini_kubelet.clock import Clock
     from mini_kubelet.kubelet_main import Kubelet
-    from mini_kubelet.sim.lifecycle_api import APIServer
+    from mini_kubelet.sim.lifecycle.api import APIServer
 
     scenario = load_lifecycle_scenario(many_pods_scenario(8, 5), "busy-node", EXAMPLES / "scenarios", "busy-node")
     kubelet = Kubelet(Clock(), scenario.node, skip_settled_resyncs=True)
@@ -165,7 +165,7 @@ def test_a_crash_loops_back_off_syncs_are_repeated_until_the_back_off_ends(monke
 @pytest.fixture
 def every_pod_every_second(monkeypatch):
     """The replay reading every pod's status every second, as it did before it followed changes."""
-    from mini_kubelet.sim import lifecycle_replay
+    from mini_kubelet.sim.lifecycle import replay as lifecycle_replay
     monkeypatch.setattr(lifecycle_replay._StatusWriter, "change_driven", False)
     monkeypatch.setattr(lifecycle_replay._Recorder, "change_driven", False)
 

@@ -14,10 +14,10 @@ import pytest
 import yaml
 
 from mini_kubelet.cmd.main import main
-from mini_kubelet.sim.node_replay import NodeReplay, run_node
-from mini_kubelet.sim.node_scenario import load_node_scenario
-from mini_kubelet.sim.node_trace import human_duration
-from mini_kubelet.sim.node_usage import first_reach
+from mini_kubelet.sim.node.replay import NodeReplay, run_node
+from mini_kubelet.sim.node.scenario import load_node_scenario
+from mini_kubelet.sim.node.trace import human_duration
+from mini_kubelet.sim.node.usage import first_reach
 from mini_kubelet.sim.series import PAGE_SIZE, Series
 
 from .conftest import EXAMPLES
@@ -50,7 +50,7 @@ def scenario(**changes):
 
 
 def run_example(name: str):
-    from mini_kubelet.sim.lifecycle_scenario import read_scenario
+    from mini_kubelet.sim.lifecycle.scenario import read_scenario
     doc, where, base, stem = read_scenario(SCENARIOS / name)
     return run_node(load_node_scenario(doc, where, base, stem))
 
@@ -303,7 +303,7 @@ def test_the_description_names_the_time_the_replay_reports_pressure():
 def test_the_plot_draws_the_signal_in_play_against_its_thresholds(name, soft):
     """Chapter 4's --plot: a panel for each signal whose threshold was met, its hard and soft thresholds drawn; no
     panel for nodefs, whose thresholds these replays never meet."""
-    from mini_kubelet.sim.node_plot import node_panels
+    from mini_kubelet.sim.node.plot import node_panels
 
     panels = node_panels(run_example(name))
     assert [p["signal"] for p in panels] == ["memory.available"] and panels[0]["condition"] == "MemoryPressure"
@@ -331,7 +331,7 @@ def test_every_node_example_meets_its_expect_block(path, capsys):
 
 
 def _load(name: str):
-    from mini_kubelet.sim.lifecycle_scenario import read_scenario
+    from mini_kubelet.sim.lifecycle.scenario import read_scenario
     doc, where, base, stem = read_scenario(SCENARIOS / name)
     return load_node_scenario(doc, where, base, stem)
 
@@ -340,8 +340,8 @@ def test_a_pass_without_pressure_reads_the_same_node_figures_from_the_aggregate(
     """The cheap pass: the node's observations from one aggregate of every Pod equal those from each Pod's stats
     (pkg/kubelet/eviction/helpers.go makeSignalObservations reads only node-level figures)."""
     from mini_kubelet.eviction import signals
-    from mini_kubelet.sim.node_usage import NodeAggregate
-    from mini_kubelet.sim.summary import build_summary
+    from mini_kubelet.sim.node.usage import NodeAggregate
+    from mini_kubelet.sim.eviction.summary import build_summary
     web = pod("web", requests={"cpu": "100m", "memory": "100Mi"}, usage={"memory": {"ramp": {"0s": "50Mi", "3m": "90Mi"}},
                                                                          "rootfs": "1Gi", "logs": "200Mi", "inodes": 300})
     web["manifest"]["spec"]["volumes"] = [{"name": "scratch", "emptyDir": {}}, {"name": "shm", "emptyDir": {"medium": "Memory"}}]

@@ -24,9 +24,9 @@ from mini_kubelet.eviction.api import DEFAULT_EVICTION_HARD
 from mini_kubelet.eviction.images import IMAGE_MINIMUM_GC_AGE
 from mini_kubelet.eviction.records import DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS
 from mini_kubelet.pod_workers import KILL_POD_NOW_MIN_TIMEOUT
-from mini_kubelet.sim.node_events import NODE_STATUS_UPDATE_PERIOD
-from mini_kubelet.sim.node_scenario import MAX_PODS_DEFAULT
-from mini_kubelet.sim.node_usage import CONTAINER_GC_PERIOD, IMAGE_GC_PERIOD
+from mini_kubelet.sim.node.events import NODE_STATUS_UPDATE_PERIOD
+from mini_kubelet.sim.node.scenario import MAX_PODS_DEFAULT
+from mini_kubelet.sim.node.usage import CONTAINER_GC_PERIOD, IMAGE_GC_PERIOD
 
 from .conftest import DOCS, LABS, ROOT
 
@@ -221,17 +221,17 @@ DEFAULTS = [
         r"`(?:Pod was rejected: )?(?P<v>The node had condition: [^`]*)`", r"^Pod was rejected: (?P<v>The node had condition: .*)$"]),
     ("config.file.FILE_CHECK_FREQUENCY", FILE_CHECK_FREQUENCY, "duration", [
         r"`fileCheckFrequency` \(default {v}\)", r"`fileCheckFrequency`, {v} by default"]),
-    ("sim.node_events.NODE_STATUS_UPDATE_PERIOD (nodeStatusUpdateFrequency)", NODE_STATUS_UPDATE_PERIOD, "duration", [
+    ("sim.node.events.NODE_STATUS_UPDATE_PERIOD (nodeStatusUpdateFrequency)", NODE_STATUS_UPDATE_PERIOD, "duration", [
         r"one node-status update \({v}\) after"]),
-    ("sim.node_usage.CONTAINER_GC_PERIOD (kubelet.go ContainerGCPeriod)", CONTAINER_GC_PERIOD, "duration", [
+    ("sim.node.usage.CONTAINER_GC_PERIOD (kubelet.go ContainerGCPeriod)", CONTAINER_GC_PERIOD, "duration", [
         r"container GC (?:runs )?every {v}"]),
-    ("sim.node_usage.IMAGE_GC_PERIOD (kubelet.go ImageGCPeriod)", IMAGE_GC_PERIOD, "duration", [
+    ("sim.node.usage.IMAGE_GC_PERIOD (kubelet.go ImageGCPeriod)", IMAGE_GC_PERIOD, "duration", [
         r"image GC (?:runs )?every {v}", r"periodic image GC \(every {v}"]),
     ("eviction.images.IMAGE_MINIMUM_GC_AGE", seconds(IMAGE_MINIMUM_GC_AGE), "duration", [
         r"first seen at least {v} ago", r"a pulled image is kept for {v}"]),
     ("cmd.run_node_report.EVENT_TTL", EVENT_TTL, "duration", [
         r"only the last (?P<v>hour)'s, the API server's\s+default event TTL"]),
-    ("sim.node_scenario.MAX_PODS_DEFAULT", MAX_PODS_DEFAULT, "number", [
+    ("sim.node.scenario.MAX_PODS_DEFAULT", MAX_PODS_DEFAULT, "number", [
         r"runs (?P<v>\d+) Pods, the default `maxPods`", r"`maxPods` \(default (?P<v>\d+)\)"]),
     ("cri.OOM_KILLED_EXIT_CODE", OOM_KILLED_EXIT_CODE, "number", [
         r"the container exits with (?P<v>\d+) and the runtime reports the reason `OOMKilled`"]),

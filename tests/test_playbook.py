@@ -22,9 +22,9 @@ import yaml
 from hooks.course import ANY_COMMAND_MARKER, run_commands
 from mini_kubelet.cmd.main import main
 from mini_kubelet.sim import check_expect, run_scenario
-from mini_kubelet.sim.lifecycle_expect import check_lifecycle_expect
-from mini_kubelet.sim.lifecycle_replay import run_lifecycle
-from mini_kubelet.sim.lifecycle_scenario import is_lifecycle
+from mini_kubelet.sim.lifecycle.expect import check_lifecycle_expect
+from mini_kubelet.sim.lifecycle.replay import run_lifecycle
+from mini_kubelet.sim.lifecycle.scenario import is_lifecycle
 
 from .conftest import DOCS, EXAMPLES, ROOT
 

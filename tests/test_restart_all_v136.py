@@ -39,8 +39,8 @@ from mini_kubelet.container import (
 )
 from mini_kubelet.features import release_profile
 from mini_kubelet.kuberuntime.kuberuntime_manager import compute_pod_actions
-from mini_kubelet.sim.lifecycle_replay import run_lifecycle
-from mini_kubelet.sim.lifecycle_scenario import load_lifecycle_scenario, read_scenario
+from mini_kubelet.sim.lifecycle.replay import run_lifecycle
+from mini_kubelet.sim.lifecycle.scenario import load_lifecycle_scenario, read_scenario
 from mini_kubelet.status.generate import (
     generate_all_containers_restarting_condition, generate_pod_initialized_condition,
 )

@@ -43,7 +43,7 @@ from mini_kubelet.flowcontrol import (
 )
 from mini_kubelet.kubelet_pods import get_phase
 from mini_kubelet.kuberuntime.kuberuntime_manager import PodActions, compute_pod_actions
-from mini_kubelet.sim.lifecycle_replay import run_lifecycle
+from mini_kubelet.sim.lifecycle.replay import run_lifecycle
 from mini_kubelet.status.status_manager import check_container_state_transition
 
 from . import test_kuberuntime_manager as trm
@@ -484,7 +484,7 @@ def test_the_sidecar_runs_to_running_under_136_and_stays_initializing_under_127(
     assert (timeline.at("api", 30).status, timeline.at("api", 30).phase, timeline.at("api", 30).ready) == \
         ("Running", "Running", "2/2")
     with release_profile("1.27"):
-        from mini_kubelet.sim.lifecycle_scenario import load_lifecycle_scenario, read_scenario
+        from mini_kubelet.sim.lifecycle.scenario import load_lifecycle_scenario, read_scenario
         doc, where, base, name = read_scenario(SCENARIOS / "lifecycle-sidecar.yaml")
         doc.pop("kubernetesVersion")
         old = run_lifecycle(load_lifecycle_scenario(doc, where, base, name))

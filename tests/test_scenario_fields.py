@@ -12,10 +12,10 @@ import yaml
 
 from mini_kubelet import api, features
 from mini_kubelet.sim import fields
-from mini_kubelet.sim.lifecycle_scenario import load_lifecycle_scenario
-from mini_kubelet.sim.node_scenario import load_node_scenario
+from mini_kubelet.sim.lifecycle.scenario import load_lifecycle_scenario
+from mini_kubelet.sim.node.scenario import load_node_scenario
 from mini_kubelet.sim.reader import scenario_profile
-from mini_kubelet.sim.scenario import load_scenario
+from mini_kubelet.sim.eviction.scenario import load_scenario
 
 from .conftest import DOCS, EXAMPLES
 

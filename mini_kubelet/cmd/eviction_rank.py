@@ -25,7 +25,7 @@ from mini_kubelet.cmd.run_report import WIDTH, fit_table, wrap
 from mini_kubelet.eviction import ranking, signals
 from mini_kubelet.eviction.api import containerfs_signals_known
 from mini_kubelet.eviction.manager import SPLIT_DISK_GATE_OFF
-from mini_kubelet.sim.replay import EVICTION_MONITORING_PERIOD
+from mini_kubelet.sim.eviction.replay import EVICTION_MONITORING_PERIOD
 
 RANK_SCHEMA_VERSION = "mini-kubelet.eviction-rank/v1"
 _FINISHED = ("Succeeded", "Failed")

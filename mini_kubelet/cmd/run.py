@@ -71,8 +71,8 @@ def run(args: argparse.Namespace) -> int:
     """
     if args.plot:
         _check_plot_path(args.plot)
-    from mini_kubelet.sim.lifecycle_scenario import is_lifecycle, read_scenario
-    from mini_kubelet.sim.node_scenario import is_node
+    from mini_kubelet.sim.lifecycle.scenario import is_lifecycle, read_scenario
+    from mini_kubelet.sim.node.scenario import is_node
     doc, where, base, name = read_scenario(args.scenario)
     use_scenario_release(args, doc, where)
     refusal = refuses_to_start(doc, where)
@@ -99,10 +99,10 @@ def run(args: argparse.Namespace) -> int:
 def _run_lifecycle(args: argparse.Namespace, doc, where: str, base: Path, name: str) -> int:
     """A lifecycle scenario (`replay: lifecycle`): replay it, print the timeline, check its expect block."""
     from mini_kubelet.cmd import run_lifecycle_report
-    from mini_kubelet.sim.lifecycle_expect import check_lifecycle_expect
-    from mini_kubelet.sim.lifecycle_plot import plot_lifecycle
-    from mini_kubelet.sim.lifecycle_replay import run_lifecycle
-    from mini_kubelet.sim.lifecycle_scenario import load_lifecycle_scenario
+    from mini_kubelet.sim.lifecycle.expect import check_lifecycle_expect
+    from mini_kubelet.sim.lifecycle.plot import plot_lifecycle
+    from mini_kubelet.sim.lifecycle.replay import run_lifecycle
+    from mini_kubelet.sim.lifecycle.scenario import load_lifecycle_scenario
 
     timeline = run_lifecycle(load_lifecycle_scenario(doc, where, base, name))
     return _report(args, timeline, run_lifecycle_report, plot_lifecycle, check_lifecycle_expect)
@@ -111,9 +111,9 @@ def _run_lifecycle(args: argparse.Namespace, doc, where: str, base: Path, name: 
 def _run_node(args: argparse.Namespace, doc, where: str, base: Path, name: str) -> int:
     """A one-node scenario (`replay: node`): replay it, print the report, check its expect block."""
     from mini_kubelet.cmd import run_node_report
-    from mini_kubelet.sim.node_replay import run_node
-    from mini_kubelet.sim.node_scenario import load_node_scenario
-    from mini_kubelet.sim.node_trace import check_node_expect
+    from mini_kubelet.sim.node.replay import run_node
+    from mini_kubelet.sim.node.scenario import load_node_scenario
+    from mini_kubelet.sim.node.trace import check_node_expect
 
     trace = run_node(load_node_scenario(doc, where, base, name))
     return _report(args, trace, run_node_report, run_node_report.plot_node, check_node_expect)

@@ -32,8 +32,8 @@ from mini_kubelet.cmd.inputs import is_sidecar, sidecar_note, with_profile
 from mini_kubelet.container import is_restartable_init_container
 from mini_kubelet.flowcontrol import crash_loop_back_off_reset
 
-from mini_kubelet.sim.lifecycle_expect import check_lifecycle_expect
-from mini_kubelet.sim.lifecycle_timeline import LifecycleTimeline
+from mini_kubelet.sim.lifecycle.expect import check_lifecycle_expect
+from mini_kubelet.sim.lifecycle.timeline import LifecycleTimeline
 from mini_kubelet.sim.series import format_duration as d
 
 VERSION = "mini-kubelet.lifecycle/v1"

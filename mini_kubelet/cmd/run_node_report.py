@@ -29,7 +29,7 @@ from typing import Optional
 
 from mini_kubelet.cmd.inputs import with_profile
 
-from mini_kubelet.sim.node_trace import NodeTrace, check_node_expect, human_duration
+from mini_kubelet.sim.node.trace import NodeTrace, check_node_expect, human_duration
 from mini_kubelet.sim.series import format_duration as d
 
 VERSION = "mini-kubelet.node/v1"
@@ -110,5 +110,5 @@ def render_json(trace: NodeTrace, profile: Optional[dict] = None) -> str:
 
 def plot_node(trace: NodeTrace, path) -> None:
     """The signals in play against their thresholds, conditions shaded, kills, evictions and rejections marked."""
-    from mini_kubelet.sim.node_plot import plot_node as draw
+    from mini_kubelet.sim.node.plot import plot_node as draw
     draw(trace, path)

@@ -6,7 +6,7 @@ are `replay`, `description`, `duration`, `node`, `pods` (each from `file:` or an
 `events` (each `{at: TIME, KIND: {...}}`, one kind per event) and `expect`. Each kind has its own event
 kinds and expect keys, and a field or event of the other kind is an error naming the file and the field.
 A third kind, `replay: node` (chapter 5: one Kubelet with every chapter wired in), is read by
-mini_kubelet/sim/node_scenario.py and described on docs/chapter-5/one-kubelet.md. Every field of the three,
+mini_kubelet/sim/node/scenario.py and described on docs/chapter-5/one-kubelet.md. Every field of the three,
 with its type, default and unit, is in fields.py: the readers check a file against it, and the reference
 page docs/reference/scenarios.md is made from it.
 
@@ -69,7 +69,7 @@ How the lifecycle replay maps to the kubelet (mini_kubelet.kubelet_main.Kubelet 
 
 A node-under-pressure scenario replays the eviction manager:
 
-Upstream: pkg/kubelet/eviction/eviction_manager.go managerImpl.Start (the loop replay.py replays) and
+Upstream: pkg/kubelet/eviction/eviction_manager.go managerImpl.Start (the loop eviction/replay.py replays) and
 pkg/kubelet/kubelet.go (evictionMonitoringPeriod = 10 s). The Summary each pass reads is built from the
 scenario, in the shape of k8s.io/kubelet/pkg/apis/stats/v1alpha1/types.go.
 
@@ -151,30 +151,33 @@ How the replay maps to the kubelet:
   does (with a note on stderr; not for a static pod, which no API server sees); terminationGracePeriodSeconds
   unset is 30; requests missing from limits are defaulted.
 
-The package, in the order a scenario goes through it:
+The package: what the three kinds share at the top, then one subpackage a kind, each in the order a scenario
+goes through it:
 
-- series.py: Go durations, and Series (a value over time: steps or a ramp);
-- reader.py, settings.py, scenario.py: load_scenario reads and checks the file into a Scenario;
-- summary.py: the running pods and the Summary built from them at each pass (build_summary);
-- timeline.py: what the replay reports (Timeline, Step, Eviction), the ranking keys and why a pod went first;
-- replay.py: run_scenario, the loop; expect.py: check_expect; plot.py: plot_timeline.
-
-and a lifecycle scenario: lifecycle_scenario.py (load_lifecycle_scenario), lifecycle_replay.py (run_lifecycle,
-with the API server's side), lifecycle_timeline.py (what is reported, and kubectl's columns), lifecycle_expect.py
-(check_lifecycle_expect), lifecycle_plot.py (plot_lifecycle).
+- series.py: Go durations, and Series (a value over time: steps or a ramp); reader.py: each field read and
+  checked; settings.py: the kubelet settings; fields.py: every format's fields;
+- eviction/: scenario.py (load_scenario reads and checks the file into a Scenario), summary.py (the running
+  pods and the Summary built from them at each pass: build_summary), timeline.py (what the replay reports:
+  Timeline, Step, Eviction, the ranking keys and why a pod went first), replay.py (run_scenario, the loop),
+  expect.py (check_expect), plot.py (plot_timeline);
+- lifecycle/: scenario.py (load_lifecycle_scenario), replay.py (run_lifecycle), api.py (the API server's
+  side), timeline.py (what is reported, and kubectl's columns), expect.py (check_lifecycle_expect), plot.py
+  (plot_lifecycle);
+- node/: scenario.py (load_node_scenario), replay.py (run_node) with cluster.py, usage.py and events.py,
+  trace.py (what is reported, check_node_expect), plot.py (plot_node).
 """
 
 from __future__ import annotations
 
 from ..eviction import signals
-from .expect import check_expect
-from .plot import plot_timeline
-from .replay import (EVICTION_MONITORING_PERIOD, KILL_POD_MIN_TIMEOUT, POD_CLEANUP_POLL_FREQ, POD_CLEANUP_TIMEOUT,
+from .eviction.expect import check_expect
+from .eviction.plot import plot_timeline
+from .eviction.replay import (EVICTION_MONITORING_PERIOD, KILL_POD_MIN_TIMEOUT, POD_CLEANUP_POLL_FREQ, POD_CLEANUP_TIMEOUT,
                      ZERO_TIME, run_scenario)
-from .scenario import DEFAULT_DURATION, PRIORITY_CLASSES, Event, PodPlan, Scenario, load_scenario
+from .eviction.scenario import DEFAULT_DURATION, PRIORITY_CLASSES, Event, PodPlan, Scenario, load_scenario
 from .series import PAGE_SIZE, Series, format_duration, parse_duration
-from .summary import RunningPod, build_summary, scenario_time
-from .timeline import (Admission, Eviction, Happening, RankedPod, Step, Timeline, decided_by, format_bytes,
+from .eviction.summary import RunningPod, build_summary, scenario_time
+from .eviction.timeline import (Admission, Eviction, Happening, RankedPod, Step, Timeline, decided_by, format_bytes,
                        format_signed_bytes, pod_label, rank_rows, threshold_text, value_text)
 
 __all__ = [

@@ -1,6 +1,6 @@
 """The fields of each scenario format: name, type, default, unit and meaning, one table per mapping of the file.
 
-Upstream: none (a course tool). The readers (scenario.py, node_scenario.py, lifecycle_scenario.py, settings.py)
+Upstream: none (a course tool). The readers (eviction/, node/ and lifecycle/scenario.py, settings.py)
 take the fields a mapping allows, in this order, and their defaults from here; the site's reference page for
 scenario files is rendered from the same tables (`<!-- fields: lifecycle -->`), so the two cannot differ.
 A path names a mapping: `node.kubelet`; `pods[]` is each item of a list; `run.NAME` each value of a mapping.
@@ -117,7 +117,7 @@ PROFILE = (  # read (and taken out) before the format's own fields: by `mini-kub
 
 
 def _eviction() -> dict[str, tuple[Field, ...]]:
-    from .scenario import DEFAULT_DURATION, MAX_DURATION
+    from .eviction.scenario import DEFAULT_DURATION, MAX_DURATION
     return {
         "": TOP + (F("duration", DURATION, DEFAULT_DURATION, "", f"how long to replay, at most "
                      f"{format_duration(MAX_DURATION)}", format_duration(DEFAULT_DURATION)),
@@ -147,7 +147,7 @@ def _eviction() -> dict[str, tuple[Field, ...]]:
 
 
 def _lifecycle() -> dict[str, tuple[Field, ...]]:
-    from .lifecycle_scenario import DEFAULT_LIFECYCLE_DURATION, MAX_LIFECYCLE_DURATION
+    from .lifecycle.scenario import DEFAULT_LIFECYCLE_DURATION, MAX_LIFECYCLE_DURATION
     pod, container = F("pod", "string", REQUIRED, "", "the Pod's metadata.name (a static Pod's also its manifest's)"), \
         F("container", "string", None, "", "the container", "the Pod's first")
     at = F("at", DURATION, REQUIRED, "", "when, from the start")
@@ -212,7 +212,7 @@ def _lifecycle() -> dict[str, tuple[Field, ...]]:
 
 
 def _node() -> dict[str, tuple[Field, ...]]:
-    from .node_scenario import DEFAULT_NODE_DURATION, IMAGE_GC_HIGH_DEFAULT, IMAGE_GC_LOW_DEFAULT, MAX_NODE_DURATION, \
+    from .node.scenario import DEFAULT_NODE_DURATION, IMAGE_GC_HIGH_DEFAULT, IMAGE_GC_LOW_DEFAULT, MAX_NODE_DURATION, \
         MAX_PODS_DEFAULT
     eviction = _eviction()
     pod = F("pod", "string", REQUIRED, "", "the Pod's name")

@@ -4,15 +4,15 @@ Upstream: none of these is the kubelet. The API server stores Pods and the statu
 (pkg/kubelet/status/status_manager.go manager.syncPod is the kubelet's side); a ReplicaSet's controller
 replaces a Pod that failed or is being deleted (pkg/controller/replicaset/replica_set.go manageReplicas);
 the scheduler keeps a Pod off a node with a taint it does not tolerate (pkg/scheduler/framework/plugins/
-tainttoleration). NodeReplay (node_replay.py) mixes this in.
+tainttoleration). NodeReplay (replay.py) mixes this in.
 """
 
 from __future__ import annotations
 
-from .. import api, types
-from ..api import models_equal
-from .node_scenario import NodePod, replacement
-from .series import Series
+from ... import api, types
+from ...api import models_equal
+from .scenario import NodePod, replacement
+from ..series import Series
 
 RECREATE_DELAY = 2  # seconds for a ReplicaSet's controller and the scheduler to put a replacement on the node (a model)
 

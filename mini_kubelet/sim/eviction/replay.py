@@ -11,14 +11,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Union
 
-from .. import stats
-from ..clock import Clock
-from ..eviction import images, manager as mgr, signals
-from ..eviction.records import EvictedPod, SyncRecord
-from ..kuberuntime.kuberuntime_container import stop_timeout_without_hook
-from ..pod_workers import KILL_POD_NOW_MIN_TIMEOUT
+from ... import stats
+from ...clock import Clock
+from ...eviction import images, manager as mgr, signals
+from ...eviction.records import EvictedPod, SyncRecord
+from ...kuberuntime.kuberuntime_container import stop_timeout_without_hook
+from ...pod_workers import KILL_POD_NOW_MIN_TIMEOUT
 from .scenario import Event, Scenario, load_scenario
-from .series import Series, format_duration
+from ..series import Series, format_duration
 from .summary import RunningPod, build_summary, over_limit, scenario_time
 from .timeline import (Admission, Eviction, Happening, Step, Timeline, decided_by, format_bytes, pod_label, rank_rows,
                        threshold_text, value_text)

@@ -11,8 +11,8 @@ from typing import Optional
 
 from kubernetes.client import V1Pod
 
-from .. import api, types
-from ..kubelet_main import Kubelet
+from ... import api, types
+from ...kubelet_main import Kubelet
 
 
 # --8<-- [start:api_server]

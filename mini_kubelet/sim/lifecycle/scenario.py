@@ -15,12 +15,12 @@ from typing import Any, Optional
 
 from kubernetes.client import V1Node, V1Pod, V1PodStatus
 
-from .. import api, features, resource, types
-from ..clock import DEFAULT_START
-from ..config.common import try_decode_single_pod
-from . import fields
-from .reader import Reader, read_scenario  # noqa: F401  (read_scenario: for the replay and the command)
-from .series import format_duration
+from ... import api, features, resource, types
+from ...clock import DEFAULT_START
+from ...config.common import try_decode_single_pod
+from .. import fields
+from ..reader import Reader, read_scenario  # noqa: F401  (read_scenario: for the replay and the command)
+from ..series import format_duration
 
 LIFECYCLE = "lifecycle"
 DEFAULT_LIFECYCLE_DURATION = 120  # seconds

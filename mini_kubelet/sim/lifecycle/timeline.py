@@ -12,8 +12,8 @@ from typing import Optional
 
 from kubernetes.client import V1ContainerStatus, V1Pod, V1PodStatus
 
-from ..container import is_restartable_init_container
-from .lifecycle_scenario import LifecycleScenario
+from ...container import is_restartable_init_container
+from .scenario import LifecycleScenario
 
 
 # --8<-- [start:print_pod]

@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Union
 
-from .lifecycle_timeline import LifecycleTimeline
-from .series import format_duration
+from .timeline import LifecycleTimeline
+from ..series import format_duration
 
 COLOURS = {"waiting": "#e8a33d", "running": "#2e8b57", "terminated": "#b03a2e"}
 

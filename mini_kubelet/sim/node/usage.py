@@ -1,7 +1,7 @@
 """What runs on the replayed node and what it uses: live Pods, the Summary built from them, the kernel's OOM kill times.
 
 Upstream: pkg/kubelet/server/stats/summary.go summaryProviderImpl.Get (the Summary, built here by
-sim/summary.build_summary from what the runtime actually runs); the kill at a container's memory limit is the
+sim/eviction/summary.build_summary from what the runtime actually runs); the kill at a container's memory limit is the
 kernel's (the limit is the memory.max that pkg/kubelet/kuberuntime/kuberuntime_container_linux.go
 generateLinuxContainerResources writes). Garbage collection: pkg/kubelet/images/image_gc_manager.go
 GarbageCollect and pkg/kubelet/kuberuntime/kuberuntime_gc.go evictContainers.
@@ -15,11 +15,11 @@ from typing import Optional
 
 from kubernetes.client import V1Container, V1ObjectMeta, V1Pod, V1PodSpec
 
-from .. import api, stats
-from ..eviction import images
-from .node_scenario import NodePod
-from .series import Series
-from .summary import _disk_volume, _memory_volume
+from ... import api, stats
+from ...eviction import images
+from .scenario import NodePod
+from ..series import Series
+from ..eviction.summary import _disk_volume, _memory_volume
 
 # --8<-- [start:constants]
 IMAGE_GC_PERIOD = 300  # seconds: pkg/kubelet/kubelet.go ImageGCPeriod

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from .node_scenario import NodeScenario
+from .scenario import NodeScenario
 
 
 @dataclass

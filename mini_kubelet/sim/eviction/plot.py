@@ -8,9 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Union
 
-from ..eviction import signals
-from ..eviction.api import SIGNAL_MEMORY_AVAILABLE, get_threshold_quantity
-from .series import format_duration
+from ...eviction import signals
+from ...eviction.api import SIGNAL_MEMORY_AVAILABLE, get_threshold_quantity
+from ..series import format_duration
 from .timeline import Timeline, format_bytes, threshold_text, value_text
 
 

@@ -16,18 +16,18 @@ from typing import Optional, Union
 
 from kubernetes.client import ApiClient, V1Pod
 
-from .. import api, features, types
-from ..clock import Clock
-from ..cri import CRIError
-from ..events import WARNING
-from ..kubelet_main import Kubelet
-from ..api import models_equal
-from .lifecycle_api import APIServer
-from .lifecycle_scenario import LifecycleEvent, LifecycleScenario, load_lifecycle_scenario, read_scenario
-from .reader import scenario_profile
-from .lifecycle_timeline import (ContainerChange, LifecycleTimeline, Restart, WatchLine, back_off_of, container_state,
+from ... import api, features, types
+from ...clock import Clock
+from ...cri import CRIError
+from ...events import WARNING
+from ...kubelet_main import Kubelet
+from ...api import models_equal
+from .api import APIServer
+from .scenario import LifecycleEvent, LifecycleScenario, load_lifecycle_scenario, read_scenario
+from ..reader import scenario_profile
+from .timeline import (ContainerChange, LifecycleTimeline, Restart, WatchLine, back_off_of, container_state,
                                  print_pod)
-from .series import parse_duration
+from ..series import parse_duration
 
 CONTAINER_UNHEALTHY = "Unhealthy"  # pkg/kubelet/events/event.go ContainerUnhealthy
 

@@ -14,11 +14,11 @@ from typing import Optional
 
 from kubernetes.client import V1Pod, V1Taint
 
-from .. import qos
-from ..scheduler import tolerations_tolerate_taint
-from ..kuberuntime.kuberuntime_container_linux import generate_linux_container_resources
-from .lifecycle_timeline import print_pod
-from .node_trace import aggregate_events
+from ... import qos
+from ...scheduler import tolerations_tolerate_taint
+from ...kuberuntime.kuberuntime_container_linux import generate_linux_container_resources
+from ..lifecycle.timeline import print_pod
+from .trace import aggregate_events
 
 # --8<-- [start:constants]
 CONDITION_EVENTS = {  # condition -> (reason when it appears, reason when it clears), both Normal
@@ -135,7 +135,7 @@ class NodeRecorder:
         return None
 
     def image_gc(self, t: int, to_free: int, freed: int, inodes: int) -> None:
-        from .node_usage import FREE_DISK_SPACE_FAILED, free_disk_space_failed_message
+        from .usage import FREE_DISK_SPACE_FAILED, free_disk_space_failed_message
         self.trace.note(t, "imageGC", None, f"image GC: disk above {self.r.sc.kubelet['imageGCHighThresholdPercent']}%, "
                                             f"{to_free} bytes to free, {freed} freed")
         if freed < to_free:

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import api
-from .series import format_duration, parse_duration
+from ... import api
+from ..series import format_duration, parse_duration
 from .timeline import Timeline
 
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .lifecycle_timeline import LifecycleTimeline
-from .series import format_duration
+from .timeline import LifecycleTimeline
+from ..series import format_duration
 
 _TIMES = ("at", "backOff", "preStop", "sigterm", "sigkillBy")
 

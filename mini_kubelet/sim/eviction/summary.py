@@ -12,11 +12,11 @@ from typing import Optional
 
 from kubernetes.client import V1Pod
 
-from .. import api, stats
-from ..eviction import images
-from ..eviction.api import containerfs_signals_known
+from ... import api, stats
+from ...eviction import images
+from ...eviction.api import containerfs_signals_known
 from .scenario import CONTAINER_KEYS, PodPlan, Scenario
-from .series import Series
+from ..series import Series
 from .timeline import format_bytes
 
 

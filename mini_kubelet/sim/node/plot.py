@@ -9,11 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Union
 
-from ..eviction import signals
-from ..eviction.api import SIGNAL_ALLOCATABLE_MEMORY_AVAILABLE, SIGNAL_MEMORY_AVAILABLE, get_threshold_quantity
-from .node_trace import NodeTrace
-from .series import format_duration
-from .timeline import threshold_text, value_text
+from ...eviction import signals
+from ...eviction.api import SIGNAL_ALLOCATABLE_MEMORY_AVAILABLE, SIGNAL_MEMORY_AVAILABLE, get_threshold_quantity
+from .trace import NodeTrace
+from ..series import format_duration
+from ..eviction.timeline import threshold_text, value_text
 
 COLUMNS = {"memory.available": 1, "nodefs.available": 2, "imagefs.available": 3}  # NodeTrace.signals' columns
 PANEL_OF = {SIGNAL_ALLOCATABLE_MEMORY_AVAILABLE: SIGNAL_MEMORY_AVAILABLE}  # the pods-level copy shares the node's panel

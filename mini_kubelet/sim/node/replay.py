@@ -17,20 +17,20 @@ from typing import Optional
 
 from kubernetes.client import V1PodCondition
 
-from .. import api, kubelet as admission, types
-from ..clock import Clock
-from ..eviction import images, manager as mgr, signals
-from ..eviction.records import REASON
-from ..kubelet_main import Kubelet
-from ..pod_workers import kill_pod_now
-from .lifecycle_api import APIServer
-from .node_cluster import ClusterSide
-from .node_events import NodeRecorder
-from .node_scenario import NodeScenario, NodePod
-from .node_trace import NodeTrace
-from .node_usage import (CONTAINER_GC_PERIOD, IMAGE_GC_PERIOD, LivePod, NodeAggregate, container_gc, first_reach,
+from ... import api, kubelet as admission, types
+from ...clock import Clock
+from ...eviction import images, manager as mgr, signals
+from ...eviction.records import REASON
+from ...kubelet_main import Kubelet
+from ...pod_workers import kill_pod_now
+from ..lifecycle.api import APIServer
+from .cluster import ClusterSide
+from .events import NodeRecorder
+from .scenario import NodeScenario, NodePod
+from .trace import NodeTrace
+from .usage import (CONTAINER_GC_PERIOD, IMAGE_GC_PERIOD, LivePod, NodeAggregate, container_gc, first_reach,
                          image_gc, memory_limit, usage_terms)
-from .summary import build_summary
+from ..eviction.summary import build_summary
 
 # --8<-- [start:constants]
 EVICTION_MONITORING_PERIOD = 10  # seconds: pkg/kubelet/kubelet.go evictionMonitoringPeriod

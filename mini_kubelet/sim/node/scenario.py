@@ -16,15 +16,16 @@ from typing import Any, Optional
 
 from kubernetes.client import V1Node, V1ObjectMeta, V1OwnerReference, V1PodStatus
 
-from .. import api, resource
-from ..clock import DEFAULT_START
-from ..config.common import try_decode_single_pod
-from ..eviction import manager as mgr
-from . import fields, scenario as ev
-from .lifecycle_scenario import read_pod_doc
-from .reader import Reader
-from .series import Series, format_duration
-from .settings import KUBELET_KEYS, kubelet_settings
+from ... import api, resource
+from ...clock import DEFAULT_START
+from ...config.common import try_decode_single_pod
+from ...eviction import manager as mgr
+from .. import fields
+from ..eviction import scenario as ev
+from ..lifecycle.scenario import read_pod_doc
+from ..reader import Reader
+from ..series import Series, format_duration
+from ..settings import KUBELET_KEYS, kubelet_settings
 
 NODE = "node"
 DEFAULT_NODE_DURATION = 3600
@@ -183,7 +184,7 @@ def _node(name: str, capacity_raw: dict, kubelet: dict, pods_limit: int, capacit
 
     Upstream: pkg/kubelet/nodestatus/setters.go MachineInfo (allocatable = capacity - reservations - hard eviction)
     """
-    from ..cm.node_allocatable import node_allocatable
+    from ...cm.node_allocatable import node_allocatable
     cap = {"cpu": str(capacity_raw["cpu"]), "memory": str(capacity_raw["memory"]), "pods": str(kubelet["maxPods"]),
            "ephemeral-storage": str(capacity_raw["nodefs"])}
     allocatable = node_allocatable(cap, kubelet["systemReserved"], kubelet["kubeReserved"], kubelet["evictionHard"])

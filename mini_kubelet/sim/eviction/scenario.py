@@ -13,12 +13,12 @@ from typing import Any, Optional, Union
 import yaml
 from kubernetes.client import V1Pod
 
-from .. import api, resource, types
-from ..eviction import manager as mgr
-from . import fields
-from .reader import Reader, read_scenario
-from .series import Series
-from .settings import kubelet_settings
+from ... import api, resource, types
+from ...eviction import manager as mgr
+from .. import fields
+from ..reader import Reader, read_scenario
+from ..series import Series
+from ..settings import kubelet_settings
 
 DEFAULT_DURATION = 600  # seconds replayed when the scenario gives no duration (10m)
 MAX_DURATION = 24 * 3600  # a day: 8640 passes, replayed in seconds; a longer replay is refused at once

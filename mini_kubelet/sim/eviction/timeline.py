@@ -11,12 +11,12 @@ from typing import Any, Optional
 
 from kubernetes.client import V1Pod
 
-from .. import api, types
-from ..api import pod_label
-from ..eviction import ranking
-from ..eviction.api import SIGNAL_ALLOCATABLE_MEMORY_AVAILABLE, SIGNAL_MEMORY_AVAILABLE, SIGNAL_PID_AVAILABLE
+from ... import api, types
+from ...api import pod_label
+from ...eviction import ranking
+from ...eviction.api import SIGNAL_ALLOCATABLE_MEMORY_AVAILABLE, SIGNAL_MEMORY_AVAILABLE, SIGNAL_PID_AVAILABLE
 from .scenario import Scenario
-from .series import format_duration
+from ..series import format_duration
 
 
 # --8<-- [start:timeline]
