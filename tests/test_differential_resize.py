@@ -31,6 +31,7 @@ from mini_kubelet.kuberuntime.kuberuntime_resize import ResizeState, do_pod_resi
 from mini_kubelet.stats import ContainerStats, MemoryStats, PodStats
 
 from . import upstream_harness
+from .test_kuberuntime_resize_v136 import COMPUTE_CASES, resize_pod
 
 pytestmark = [pytest.mark.upstream, pytest.mark.ch3]
 upstream_harness.go()  # no Go: the whole file is skipped, with one message
@@ -112,7 +113,8 @@ def _statuses(pod: dict, states: dict[str, str]):
         go.append({"id": "c" + c["name"], "name": c["name"], "state": state, "exitCode": 0,
                    "hash": upstream_harness.call("1.36", "HashContainer", container=c)})
         mine.append(Status("c" + c["name"], c["name"], state, hash=hash_container(model[c["name"]])))
-    return go, PodStatus(id="u1", name="p", namespace="default", container_statuses=mine,
+    meta = pod["metadata"]
+    return go, PodStatus(id=meta["uid"], name=meta["name"], namespace=meta["namespace"], container_statuses=mine,
                          sandbox_statuses=[SandboxStatus("s0", "SANDBOX_READY", ip="10.0.0.7")])
 
 
@@ -127,17 +129,18 @@ def _my_updates(updates: dict | None) -> dict:
             for r, infos in (updates or {}).items() if infos}
 
 
-def _state(record: dict) -> ResizeState:
+def _state(record: dict, uid: str = "u1") -> ResizeState:
     state = ResizeState()
     for name, resources in record.items():
-        state.actuated.set_container_resources("u1", name, V1ResourceRequirements(**resources))
+        state.actuated.set_container_resources(uid, name, V1ResourceRequirements(**resources))
     return state
 
 
 def compare_actions(pod: dict, states: dict[str, str], record: dict, gates: dict | None = None) -> None:
     with features.release_profile("1.36", gates):
         go_statuses, status = _statuses(pod, states)  # mini_kubelet's hashes leave resources out from 1.33
-        changes = compute_pod_actions(api.pod_from_manifest(pod), status, actuated=_state(record).actuated)
+        changes = compute_pod_actions(api.pod_from_manifest(pod), status,
+                                      actuated=_state(record, pod["metadata"]["uid"]).actuated)
         theirs = upstream_harness.call("1.36", "ComputePodResizeActions", gates=gates, pod=pod, sandboxes=READY,
                                        containers=go_statuses, liveness={}, startup={}, resize={"Actuated": record})
     mine = {"update": _my_updates(changes.containers_to_update), "set": changes.containers_to_update is not None,
@@ -164,6 +167,14 @@ def test_compute_pod_resize_actions(data):
             states = {n: s for n, s in states.items() if n.startswith("init")}  # still initialising
     compare_actions(pod, states, data.draw(actuated(pod)),
                     data.draw(st.sampled_from((None, {"InPlacePodVerticalScalingInitContainers": False}))))
+
+
+@pytest.mark.parametrize("case", COMPUTE_CASES)
+def test_ported_compute_cases_match_v1_36_5(case):
+    """Each TestComputePodActionsForPodResize case ported from the fork (tests/test_kuberuntime_resize_v136.py)
+    gives v1.36.5's own answer too."""
+    pod, record = resize_pod(case)
+    compare_actions(pod, {c["name"]: "running" for c in pod["spec"]["containers"]}, record)
 
 
 # --- doPodResizeAction ----------------------------------------------------------------------------------------
