@@ -136,12 +136,16 @@ def _state(record: dict, uid: str = "u1") -> ResizeState:
     return state
 
 
-def compare_actions(pod: dict, states: dict[str, str], record: dict, gates: dict | None = None) -> None:
+def compare_actions(pod: dict, states: dict[str, str], record: dict, gates: dict | None = None,
+                    sandboxes: list | None = None) -> None:
+    sandboxes = READY if sandboxes is None else sandboxes
     with features.release_profile("1.36", gates):
         go_statuses, status = _statuses(pod, states)  # mini_kubelet's hashes leave resources out from 1.33
+        status.sandbox_statuses = [SandboxStatus(s["id"], "SANDBOX_READY" if s["ready"] else "SANDBOX_NOTREADY",
+                                                 ip=s["ip"]) for s in sandboxes]
         changes = compute_pod_actions(api.pod_from_manifest(pod), status,
                                       actuated=_state(record, pod["metadata"]["uid"]).actuated)
-        theirs = upstream_harness.call("1.36", "ComputePodResizeActions", gates=gates, pod=pod, sandboxes=READY,
+        theirs = upstream_harness.call("1.36", "ComputePodResizeActions", gates=gates, pod=pod, sandboxes=sandboxes,
                                        containers=go_statuses, liveness={}, startup={}, resize={"Actuated": record})
     mine = {"update": _my_updates(changes.containers_to_update), "set": changes.containers_to_update is not None,
             "kill": sorted((cid, k.name, k.message) for cid, k in changes.containers_to_kill.items()),
@@ -166,7 +170,8 @@ def test_compute_pod_resize_actions(data):
             states = {**states, c["name"]: "running"}
             states = {n: s for n, s in states.items() if n.startswith("init")}  # still initialising
     compare_actions(pod, states, data.draw(actuated(pod)),
-                    data.draw(st.sampled_from((None, {"InPlacePodVerticalScalingInitContainers": False}))))
+                    data.draw(st.sampled_from((None, {"InPlacePodVerticalScalingInitContainers": False}))),
+                    data.draw(st.sampled_from((READY, READY, READY, [], [{**READY[0], "ready": False}]))))
 
 
 @pytest.mark.parametrize("case", COMPUTE_CASES)
@@ -175,6 +180,33 @@ def test_ported_compute_cases_match_v1_36_5(case):
     gives v1.36.5's own answer too."""
     pod, record = resize_pod(case)
     compare_actions(pod, {c["name"]: "running" for c in pod["spec"]["containers"]}, record)
+
+
+def _one(resources: dict, policy: dict | None = None, **metadata) -> dict:
+    c = {"name": "app0", "image": "registry.example/app:1", "resources": resources}
+    if policy:
+        c["resizePolicy"] = [{"resourceName": r, "restartPolicy": p} for r, p in policy.items()]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default", "uid": "u1", **metadata},
+            "spec": {"containers": [c, {"name": "app1", "image": "registry.example/app:1"}]}}
+
+
+MI_REQUEST = {"requests": {"memory": "1Mi"}}
+ACTION_REGRESSIONS = {  # found by test_compute_pod_resize_actions, each reduced by Hypothesis; (pod, states, actuated)
+    # v1.36.4+ (#140387): a container about to start with other resources than its actuated ones resizes the pod
+    # cgroup first (mini_kubelet said UpdatePodResources False)
+    "starting-container-resized": (_one(MI_REQUEST), {"app0": "exited", "app1": "running"}, {}),
+    # ... by amount, cpu and memory only: an explicit zero or another resource is no change (mini_kubelet said True)
+    "starting-container-zero-request": (_one({"requests": {"memory": "0", "ephemeral-storage": "1Gi"}}),
+                                        {"app0": "exited", "app1": "running"}, {}),
+    # v1.36 (#135856) resizes a static pod as any other (mini_kubelet left it out, as 1.33 to 1.35 do)
+    "static-pod": (_one(MI_REQUEST, annotations={"kubernetes.io/config.source": "file"}),
+                   {"app0": "running", "app1": "running"}, {"app0": {}}),
+}
+
+
+@pytest.mark.parametrize("case", ACTION_REGRESSIONS)
+def test_compute_pod_resize_actions_regressions(case):
+    compare_actions(*ACTION_REGRESSIONS[case])
 
 
 # --- doPodResizeAction ----------------------------------------------------------------------------------------
@@ -257,7 +289,7 @@ usages = st.one_of(st.none(), st.sampled_from((0, 10 * 2**20, 100 * 2**20, 2**30
 @differential
 @given(data=st.data())
 def test_do_pod_resize_action(data):
-    pod = data.draw(resize_pods(inits=False))
+    pod = data.draw(resize_pods())
     names = [c["name"] for c in all_containers(pod)]
     usage = {"PodMemoryUsage": data.draw(usages.filter(lambda u: u is not None)),  # upstream panics without it
              "ContainerUsage": {n: data.draw(usages) for n in names if data.draw(st.booleans())}}
