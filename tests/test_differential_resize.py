@@ -10,7 +10,6 @@ files those calls write, on cgroup v1 (where the shares read back are the shares
 
 from __future__ import annotations
 
-import json
 import os
 
 import pytest
@@ -27,7 +26,7 @@ from mini_kubelet.cri import FakeContainer, RuntimeService, container_config
 from mini_kubelet.clock import Clock
 from mini_kubelet.kuberuntime.kuberuntime_container_linux import LinuxContainerResources, to_kube_container_resources
 from mini_kubelet.kuberuntime.kuberuntime_manager import compute_pod_actions
-from mini_kubelet.kuberuntime.kuberuntime_resize import ResizeState, do_pod_resize_action
+from mini_kubelet.kuberuntime.kuberuntime_resize_actuate import ResizeState, do_pod_resize_action
 from mini_kubelet.stats import ContainerStats, MemoryStats, PodStats
 
 from . import upstream_harness

@@ -12,7 +12,7 @@ Left out: the pod-level resize cases (InPlacePodLevelResourcesVerticalScaling, a
 from __future__ import annotations
 
 import pytest
-from kubernetes.client import V1Container, V1ContainerResizePolicy, V1ResourceRequirements
+from kubernetes.client import V1Container, V1ResourceRequirements
 
 from mini_kubelet import api, features
 from mini_kubelet.cm.cgroups import pod_cgroup_name, to_cgroupfs
@@ -22,9 +22,9 @@ from mini_kubelet.container import CONTAINER_STATE_RUNNING as RUNNING, hash_cont
 from mini_kubelet.clock import Clock
 from mini_kubelet.cri import FakeContainer, RuntimeService
 from mini_kubelet.kuberuntime.kuberuntime_manager import PodActions, compute_pod_actions
-from mini_kubelet.kuberuntime.kuberuntime_resize import (
-    ContainerResources, ContainerToUpdateInfo, ResizeState, do_pod_resize_action, update_pod_container_resources,
-    validate_pod_resize_action,
+from mini_kubelet.kuberuntime.kuberuntime_resize import ContainerResources, ContainerToUpdateInfo
+from mini_kubelet.kuberuntime.kuberuntime_resize_actuate import (
+    ResizeState, do_pod_resize_action, update_pod_container_resources, validate_pod_resize_action,
 )
 from mini_kubelet.stats import ContainerStats, MemoryStats, PodStats
 

@@ -4,7 +4,7 @@ Upstream: pkg/kubelet/kuberuntime/kuberuntime_manager.go (computePodActions, Syn
 As in v1.27: init containers run one at a time (the pre-sidecar path; sidecars only behind the
 SidecarContainers gate), InPlacePodVerticalScaling is off (no resize actions), and liveness and
 startup results come in as maps from container ID to result. With the gate on (from 1.33) and the actuated
-resources the caller keeps, running containers are resized in place (kuberuntime_resize).
+resources the caller keeps, running containers are resized in place (kuberuntime_resize, _actuate).
 
 RestartAllContainersOnContainerExits (alpha 1.35, on from 1.36): while the Pod's AllContainersRestarting
 condition is True the kubelet's SyncPod passes restarting_all_containers, and this sync only stops every
@@ -41,9 +41,9 @@ from mini_kubelet.kuberuntime.kuberuntime_container import (
     start_container,
 )
 from mini_kubelet.kuberuntime.kuberuntime_resize import (
-    ActuatedState, ResizeState, compute_pod_resize_action, do_pod_resize_action, is_in_place_pod_vertical_scaling_allowed,
-    mark_starting_containers_resized,
+    ActuatedState, compute_pod_resize_action, is_in_place_pod_vertical_scaling_allowed, mark_starting_containers_resized,
 )
+from mini_kubelet.kuberuntime.kuberuntime_resize_actuate import ResizeState, do_pod_resize_action
 from mini_kubelet.kuberuntime.util import pod_sandbox_changed
 
 __all__ = ["ContainerToKillInfo", "PodActions", "compute_pod_actions", "do_back_off", "format_pod",
