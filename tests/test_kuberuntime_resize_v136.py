@@ -483,3 +483,21 @@ def test_a_running_init_container_is_resized_from_1_36():
             result = node.sync(api.pod_from_manifest(resized_doc))
         assert ("ResizePodInPlace" in [r.action for r in result.sync_results]) is resized
         assert {w.cgroup for w in node.runtime.cgroup_writes} == ({"setup"} if resized else set())
+
+
+def test_the_resize_runs_before_any_container_starts_from_v1_36_4():
+    """v1.36.4 moved doPodResizeAction before the first container start (#140387); 1.35 ran it after the init
+    containers, just before the regular ones. A sidecar that exited restarts in the same sync as the resize."""
+    doc = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "default", "uid": "u1"},
+           "spec": {"initContainers": [{"name": "proxy", "image": "busybox", "restartPolicy": "Always"}],
+                    "containers": [{"name": "app", "image": "busybox", "resources": lim("100m", "100Mi")}]}}
+    resized = {**doc, "spec": {**doc["spec"], "containers": [{"name": "app", "image": "busybox",
+                                                                 "resources": lim("200m", "200Mi")}]}}
+    for release, order in (("1.36", ["ResizePodInPlace", "StartContainer"]), ("1.35", ["StartContainer", "ResizePodInPlace"])):
+        with features.release_profile(release):
+            node = Node()
+            node.sync(api.pod_from_manifest(doc))  # the sidecar starts
+            node.sync(api.pod_from_manifest(doc))  # then the app
+            node.runtime.crash_container("u1", "proxy")
+            result = node.sync(api.pod_from_manifest(resized))
+        assert [r.action for r in result.sync_results if r.action in order] == order, release

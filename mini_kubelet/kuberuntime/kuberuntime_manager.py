@@ -338,9 +338,9 @@ def sync_pod(runtime: RuntimeService, pod: V1Pod, pod_status: PodStatus, back_of
 
     1 compute the actions; 2 kill the pod if its sandbox changed (purging init containers if a new
     one follows); 3 else kill the unwanted containers; prune old init containers; 4 create the
-    sandbox; 7 resize the running containers (with InPlacePodVerticalScaling, off in v1.27, and a resize
-    state: the actuated resources, the pod cgroups), which v1.36.4 moved here, before anything starts (#140387);
-    5 start ephemeral containers; 6 start the next init container (at most one); 8 start the regular
+    sandbox; 5 start ephemeral containers; 6 start the next init container (at most one); 7 resize the
+    running containers (with InPlacePodVerticalScaling, off in v1.27, and a resize state: the actuated
+    resources, the pod cgroups), which v1.36.4 moved before step 5 (#140387); 8 start the regular
     containers in spec order.
     While restarting all containers, the reset is all this sync does.
     Upstream: pkg/kubelet/kuberuntime/kuberuntime_manager.go kubeGenericRuntimeManager.SyncPod
@@ -400,9 +400,14 @@ def sync_pod(runtime: RuntimeService, pod: V1Pod, pod_status: PodStatus, back_of
             start_result.fail(err, message)
         return err
 
-    if resize is not None and is_in_place_pod_vertical_scaling_allowed(pod)[0] and (
-            changes.containers_to_update or changes.update_pod_resources):  # v1.36.4+: before any container starts
-        result.add_sync_result(do_pod_resize_action(runtime, pod, changes, resize))
+    def resize_pod() -> None:
+        if resize is not None and is_in_place_pod_vertical_scaling_allowed(pod)[0] and (
+                changes.containers_to_update or changes.update_pod_resources):
+            result.add_sync_result(do_pod_resize_action(runtime, pod, changes, resize))
+
+    resize_first = features.DEFAULT_FEATURE_GATE.changed("ResizeStartingContainers")  # v1.36.4 moved it (#140387)
+    if resize_first:
+        resize_pod()
     for i in changes.ephemeral_containers_to_start:
         start(pod.spec.ephemeral_containers[i])
     if changes.next_init_container_to_start is not None:
@@ -411,6 +416,8 @@ def sync_pod(runtime: RuntimeService, pod: V1Pod, pod_status: PodStatus, back_of
     for i in changes.init_containers_to_start:  # with sidecars: a sidecar that fails to start does not stop the others
         if start(pod.spec.init_containers[i]) and not is_restartable_init_container(pod.spec.init_containers[i]):
             return result
+    if not resize_first:
+        resize_pod()
     for i in changes.containers_to_start:
         start(pod.spec.containers[i])
     return result
