@@ -62,6 +62,19 @@ class Pod:
 
 
 @dataclass
+class ContainerResources:
+    """The cpu and memory a running container has, as the runtime reports them (None: not reported).
+
+    Upstream: pkg/kubelet/container/runtime.go ContainerResources (quantities there; millicores and bytes here)
+    """
+
+    cpu_request: Optional[int] = None  # millicores
+    cpu_limit: Optional[int] = None
+    memory_request: Optional[int] = None  # bytes
+    memory_limit: Optional[int] = None
+
+
+@dataclass
 class Status:
     """One container instance's status: each restart is a new instance with its own ID.
 
@@ -80,6 +93,7 @@ class Status:
     restart_count: int = 0
     reason: str = ""  # e.g. "OOMKilled", "Error", "Completed"
     message: str = ""
+    resources: Optional[ContainerResources] = None  # with InPlacePodVerticalScaling only
 
 
 @dataclass
@@ -161,14 +175,19 @@ _SERIALIZER = ApiClient()  # only its model-to-JSON conversion is used; it never
 
 # --8<-- [start:hash_container]
 def hash_container(container: V1Container) -> int:
-    """A 32-bit FNV-1a hash of the container's spec: any change to the spec changes it.
+    """A 32-bit FNV-1a hash of the container's spec: any change to the spec changes it (with InPlacePodVerticalScaling
+    on, any change but to its resources, so that a resize is not a new definition).
 
     Upstream hashes Go's JSON encoding of the v1.Container (through its deep-hash printer) with
     FNV-32a and stores it as a container label, so the numbers here differ from a real node's; the
-    property the kubelet relies on, "spec changed means hash changed", is the same.
+    property the kubelet relies on, "spec changed means hash changed", is the same. (Releases that resize in
+    place, 1.35 and 1.36 among them, hash only the container's name and image.)
     Upstream: pkg/kubelet/container/helpers.go HashContainer
     """
-    return _fnv32a(json.dumps(_SERIALIZER.sanitize_for_serialization(container), sort_keys=True, separators=(",", ":")))
+    spec = _SERIALIZER.sanitize_for_serialization(container)
+    if features.DEFAULT_FEATURE_GATE.enabled("InPlacePodVerticalScaling"):
+        spec.pop("resources", None)
+    return _fnv32a(json.dumps(spec, sort_keys=True, separators=(",", ":")))
 # --8<-- [end:hash_container]
 
 

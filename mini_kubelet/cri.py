@@ -16,8 +16,12 @@ from typing import Optional
 
 from kubernetes.client import V1Container, V1Pod
 
+from mini_kubelet import api, features
 from mini_kubelet import container as kc
 from mini_kubelet.clock import Clock
+from mini_kubelet.cm.helpers import ResourceConfig
+from mini_kubelet.cm.pod_container_manager import KERNEL_DEFAULTS, CgroupWrite, resize_files, writes_between
+from mini_kubelet.kuberuntime.kuberuntime_container_linux import LinuxContainerResources, to_kube_container_resources
 
 # --8<-- [start:constants]
 RUNTIME_NAME = "fakeRuntime"  # the runtime type in container IDs ("fakeRuntime://ct-0002"), as the CRI fake names itself
@@ -137,6 +141,7 @@ class FakeContainer(_Watched):
     exit_code: int = 0
     reason: str = ""
     message: str = ""
+    resources: Optional[LinuxContainerResources] = None  # its cgroup's values (InPlacePodVerticalScaling only)
 
 
 @dataclass
@@ -179,6 +184,8 @@ class RuntimeService:
         self.hook_durations: dict[tuple[str, str], int] = {}  # (pod UID, container) -> seconds its preStop handler runs
         self.stops: list[ContainerStop] = []  # every StopContainer, in order
         self._hooks_run: dict[str, tuple[int, int]] = {}  # container ID -> its preStop hook, until it is stopped
+        self.cgroup_version = 2
+        self.cgroup_writes: list[CgroupWrite] = []  # every container cgroup file UpdateContainerResources wrote, in order
 
     def touch(self, pod_uid: str) -> None:
         """Count a change to the pod's runtime state."""
@@ -236,8 +243,9 @@ class RuntimeService:
         for cid in [c.id for c in held if c.sandbox_id == sandbox_id]:
             del self.containers[cid]
 
-    def create_container(self, sandbox_id: str, pod: V1Pod, container: V1Container, restart_count: int) -> str:
-        """Create a container in the sandbox, not yet started; the spec hash and restart count go with it.
+    def create_container(self, sandbox_id: str, pod: V1Pod, container: V1Container, restart_count: int,
+                         resources: Optional[LinuxContainerResources] = None) -> str:
+        """Create a container in the sandbox, not yet started; the spec hash, restart count and resources go with it.
 
         Upstream: k8s.io/cri-api RuntimeService.CreateContainer (the hash and count are kubelet annotations)
         """
@@ -247,8 +255,20 @@ class RuntimeService:
         container_id = self._next_id("ct-")
         self.containers[container_id] = FakeContainer(
             container_id, sandbox_id, pod.metadata.uid, container.name, container.image or "",
-            kc.hash_container(container), restart_count, self.clock.now())
+            kc.hash_container(container), restart_count, self.clock.now(), resources=resources)
         return container_id
+
+    def update_container_resources(self, container_id: str, resources: LinuxContainerResources) -> None:
+        """Give a container new cpu and memory: each cgroup file written goes to cgroup_writes, old value to new.
+
+        Upstream: k8s.io/cri-api RuntimeService.UpdateContainerResources
+        """
+        self._fail_if_injected("UpdateContainerResources")
+        c = self._container(container_id)
+        before = {**KERNEL_DEFAULTS[self.cgroup_version], **(
+            resize_files(container_config(c.resources), self.cgroup_version) if c.resources else {})}
+        self.cgroup_writes += writes_between(c.name, before, container_config(resources), self.cgroup_version)
+        c.resources = resources
 
     def start_container(self, container_id: str) -> None:
         """Start a created container: it is running from now on.
@@ -388,12 +408,15 @@ class RuntimeService:
             self._listing = (self.generation, pods)
         return list(self._listing[1])  # the same Pod objects while nothing changed: read them, never write them
 
-    def get_pod_status(self, uid: str, name: str = "", namespace: str = "") -> kc.PodStatus:
+    def get_pod_status(self, uid: str, name: str = "", namespace: str = "", actuated=None) -> kc.PodStatus:
         """The runtime's status of one pod: sandboxes and container instances newest first, IPs of a ready newest sandbox.
 
+        With InPlacePodVerticalScaling each container's resources are what its cgroup holds, the memory request
+        (which no cgroup holds) from the actuated resources, when given (a kuberuntime_resize.ActuatedState).
         Upstream: pkg/kubelet/kuberuntime/kuberuntime_manager.go kubeGenericRuntimeManager.GetPodStatus
         """
         _, _, sandboxes, containers = self._view(uid)
+        resizable = features.DEFAULT_FEATURE_GATE.enabled("InPlacePodVerticalScaling")
         ips = [sandboxes[0].ip] if sandboxes and sandboxes[0].state == kc.SANDBOX_READY and sandboxes[0].ip else []
         if sandboxes and not name:
             name, namespace = sandboxes[0].pod_name, sandboxes[0].pod_namespace
@@ -404,5 +427,32 @@ class RuntimeService:
             container_statuses=[kc.Status(
                 id=c.id, name=c.name, state=c.state, created_at=c.created_at, started_at=c.started_at,
                 finished_at=c.finished_at, exit_code=c.exit_code, image=c.image, hash=c.hash,
-                restart_count=c.restart_count, reason=c.reason, message=c.message) for c in containers])
+                restart_count=c.restart_count, reason=c.reason, message=c.message,
+                resources=_status_resources(c, actuated) if resizable else None) for c in containers])
     # --8<-- [end:views]
+
+
+def container_config(resources: LinuxContainerResources) -> ResourceConfig:
+    """The cgroup values a container's CRI resources stand for (0 is "not set", as the runtime reads it)."""
+    return ResourceConfig(cpu_shares=resources.cpu_shares, cpu_quota=resources.cpu_quota or None,
+                          cpu_period=resources.cpu_period or None, memory=resources.memory_limit_in_bytes or None)
+
+
+def _status_resources(c: FakeContainer, actuated) -> Optional[kc.ContainerResources]:
+    """The container's resources as the kubelet reads them: the runtime's, filled in from the actuated resources.
+
+    Upstream: pkg/kubelet/kuberuntime/kuberuntime_container.go kubeGenericRuntimeManager.toKubeContainerStatus
+    """
+    found = to_kube_container_resources(c.resources)
+    if actuated is None or (found is not None and found.memory_request is not None):
+        return found
+    recorded, ok = actuated.get_container_resources(c.pod_uid, c.name)
+    if not ok:
+        return found
+    requests, limits = recorded.requests or {}, recorded.limits or {}
+    if found is None:  # every value from the record, zero included
+        return kc.ContainerResources(api.milli_value(requests.get("cpu", 0)), api.milli_value(limits.get("cpu", 0)),
+                                     api.value(requests.get("memory", 0)), api.value(limits.get("memory", 0)))
+    if api.value(requests.get("memory", 0)) != 0:
+        found.memory_request = api.value(requests["memory"])
+    return found

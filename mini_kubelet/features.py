@@ -109,6 +109,9 @@ UNGATED_CHANGES: dict[str, Change] = {
     "ResourceRequestFromPodRequests": Change("1.34", "#132277", "a Pod's one-resource request counts sidecars and pod-level requests"),
     "SidecarHostPorts": Change("1.34", "#132040", "the NodePorts check counts the host ports of sidecar containers"),
     "FailCgroupV1": Change("1.35", "#134298", "failCgroupV1 defaults to true: the kubelet refuses to start on cgroup v1"),
+    "ResizeStaticPods": Change("1.36", "#135856", "the kubelet no longer refuses to resize a static pod in place"),
+    # In v1.36.4 (#141004, the cherry-pick of #140387); the profile stands for v1.36.5.
+    "ResizeStartingContainers": Change("1.36", "#141004", "a container that starts with resized resources resizes its pod cgroup first"),
 }
 # --8<-- [end:changes]
 

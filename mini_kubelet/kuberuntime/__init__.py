@@ -3,7 +3,9 @@
 Upstream: pkg/kubelet/kuberuntime/
 - kuberuntime_container_linux: one container's Linux resources (chapter 3);
 - util, helpers, kuberuntime_container, kuberuntime_manager: sandbox changes, the pod actions, the
-  crash-loop back-off and SyncPod's steps (chapter 1), imported by name from their modules.
+  crash-loop back-off and SyncPod's steps (chapter 1), imported by name from their modules;
+- kuberuntime_resize, kuberuntime_resize_actuate: in-place resize, which containers get new resources, and
+  the cgroup writes that apply them, in order (chapter 3, from 1.33).
 """
 
 from .kuberuntime_container_linux import (

@@ -8,7 +8,7 @@ hook takes the time the runtime says, on paper (the simulated container exits at
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
 
 from kubernetes.client import V1Container, V1Pod
 
@@ -31,6 +31,7 @@ from mini_kubelet.container import (
 )
 from mini_kubelet.cri import CRIError, RuntimeService
 from mini_kubelet.kuberuntime.helpers import is_init_container_failed
+from mini_kubelet.kuberuntime.kuberuntime_container_linux import generate_linux_container_resources
 
 # --8<-- [start:minimum_grace_period]
 MINIMUM_GRACE_PERIOD_IN_SECONDS = 2  # kuberuntime_manager.go minimumGracePeriodInSeconds
@@ -97,13 +98,15 @@ def find_next_init_container_to_run(pod: V1Pod, pod_status: PodStatus) -> tuple[
 
 # --8<-- [start:compute_init_container_actions]
 def compute_init_container_actions(pod: V1Pod, pod_status: PodStatus, changes, liveness: dict[str, str],
-                                   startup: dict[str, str]) -> bool:
+                                   startup: dict[str, str], resize: Optional[Callable[[int, Status], bool]] = None) -> bool:
     """With sidecars: fill changes.init_containers_to_start (and kills); True once the pod has initialised.
 
     Scanning init containers from the last: a regular one runs once, in order, and its failure
     kills the pod under Never; a sidecar is started, restarted whatever the pod's policy, killed
     and restarted on a failed startup or liveness probe or a changed spec, and lets the next init
-    container start once it has started (its startup probe succeeded).
+    container start once it has started (its startup probe succeeded). resize (computePodResizeAction for
+    init container i) is asked about a running sidecar that nothing else kills, and from 1.36
+    (InPlacePodVerticalScalingInitContainers) about a running regular init container too.
     Upstream: pkg/kubelet/kuberuntime/kuberuntime_container.go kubeGenericRuntimeManager.computeInitContainerActions
     (as in v1.32; only called with the SidecarContainers gate on and a pod that has a sidecar)
     """
@@ -133,7 +136,9 @@ def compute_init_container_actions(pod: V1Pod, pod_status: PodStatus, changes, l
         elif status.state == CONTAINER_STATE_RUNNING:
             if sidecar:
                 has_initialized = _running_sidecar(i, c, status, len(inits), previously_initialized, has_initialized,
-                                                   to_start, kill, liveness, startup)
+                                                   to_start, kill, liveness, startup, resize)
+            elif resize is not None and features.DEFAULT_FEATURE_GATE.enabled("InPlacePodVerticalScalingInitContainers"):
+                resize(i, status)
         elif status.state == CONTAINER_STATE_EXITED:
             if sidecar:
                 to_start.append(i)
@@ -174,7 +179,8 @@ def restart_init_on_failure(pod: V1Pod, c: V1Container, status: Status) -> bool:
     return own != "Never" if own is not None else pod.spec.restart_policy != "Never"
 
 
-def _running_sidecar(i, c, status, count, previously_initialized, has_initialized, to_start, kill, liveness, startup) -> bool:
+def _running_sidecar(i, c, status, count, previously_initialized, has_initialized, to_start, kill, liveness, startup,
+                     resize) -> bool:
     """computeInitContainerActions for a running sidecar; returns has_initialized."""
     if c.startup_probe is not None:
         if status.id not in startup:
@@ -190,8 +196,14 @@ def _running_sidecar(i, c, status, count, previously_initialized, has_initialize
     if status.hash != hash_container(c):
         kill(status, c, f"Init container {c.name} definition changed", "")
         return has_initialized
-    if c.liveness_probe is not None and liveness.get(status.id) == "Failure":
-        kill(status, c, f"Init container {c.name} failed liveness probe", REASON_LIVENESS_PROBE)
+    if c.liveness_probe is not None:
+        if status.id not in liveness:  # not probed yet: wait
+            return has_initialized
+        if liveness[status.id] == "Failure":
+            kill(status, c, f"Init container {c.name} failed liveness probe", REASON_LIVENESS_PROBE)
+            return has_initialized
+    if resize is not None:
+        resize(i, status)
     return has_initialized
 # --8<-- [end:compute_init_container_actions]
 
@@ -207,8 +219,11 @@ def has_any_regular_container_created(pod: V1Pod, pod_status: PodStatus) -> bool
 
 
 def start_container(runtime: RuntimeService, sandbox_id: str, pod: V1Pod, container: V1Container,
-                    pod_status: PodStatus, recorder: events.Recorder) -> tuple[str, Optional[str]]:
+                    pod_status: PodStatus, recorder: events.Recorder, resize=None) -> tuple[str, Optional[str]]:
     """Create and start one container; the restart count is the previous instance's plus one. ("", None) on success.
+
+    With a resize state (kuberuntime_resize.ResizeState) and InPlacePodVerticalScaling, the container's resources
+    are recorded as actuated before it is created, and the runtime is given its CRI resources.
 
     With no instance left, upstream counts the container's log files; the mini kubelet does so only with
     RestartAllContainersOnContainerExits on (whose reset removes every instance), so that replays without it
@@ -221,8 +236,15 @@ def start_container(runtime: RuntimeService, sandbox_id: str, pod: V1Pod, contai
     if previous is None and features.DEFAULT_FEATURE_GATE.enabled("RestartAllContainersOnContainerExits") and hasattr(
             runtime, "restart_count_by_log_dir"):
         restart_count = runtime.restart_count_by_log_dir(pod.metadata.uid, container.name)
+    resources = None
+    if resize is not None and features.DEFAULT_FEATURE_GATE.enabled("InPlacePodVerticalScaling"):
+        resize.actuated.set_container_resources(pod.metadata.uid, container.name, container.resources)
+        resources = generate_linux_container_resources(pod, container, resize.memory_capacity,
+                                                       cpu_cfs_quota=resize.cpu_cfs_quota,
+                                                       cpu_period=resize.cpu_cfs_quota_period,
+                                                       cgroup_version=runtime.cgroup_version)
     try:
-        container_id = runtime.create_container(sandbox_id, pod, container, restart_count)
+        container_id = runtime.create_container(sandbox_id, pod, container, restart_count, resources)
     except CRIError as err:
         recorder.eventf(involved(pod, container), events.WARNING, events.FAILED_TO_CREATE_CONTAINER, f"Error: {err}")
         return str(err), ERR_CREATE_CONTAINER

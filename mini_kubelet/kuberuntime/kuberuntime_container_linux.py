@@ -8,6 +8,7 @@ memory.swap.max; with PodLevelResources a container without a limit takes the po
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Iterable, Optional
@@ -16,7 +17,8 @@ from kubernetes.client import V1Container, V1Pod
 
 from mini_kubelet import api, features, qos, resource, types
 from mini_kubelet.cm.cgroups import HOST_PAGE_SIZES, huge_page_unit_size_from_byte_size
-from mini_kubelet.cm.helpers import milli_cpu_to_shares
+from mini_kubelet.cm.helpers import MIN_SHARES, SHARES_PER_CPU, milli_cpu_to_shares
+from mini_kubelet.container import ContainerResources
 
 # --8<-- [start:constants]
 MILLI_CPU_TO_CPU = 1000
@@ -249,3 +251,41 @@ def calc_swap_for_burstable_pods(container_memory_request: int, node_total_memor
 def _memory_request(container: V1Container) -> int:
     requests = (container.resources.requests if container.resources else None) or {}
     return api.value(requests.get("memory", "0"))
+
+
+# --8<-- [start:to_kube_container_resources]
+def shares_to_milli_cpu(shares: int) -> int:
+    """cpu.shares back to millicores, rounded up; 0 below the minimum of 2 shares.
+
+    Upstream: pkg/kubelet/kuberuntime/helpers_linux.go sharesToMilliCPU
+    """
+    if shares < MIN_SHARES:
+        return 0
+    return math.ceil(float(api.int64(shares * MILLI_CPU_TO_CPU)) / float(SHARES_PER_CPU))  # Go: int64, then float64
+
+
+def quota_to_milli_cpu(quota: int, period: int) -> int:
+    """A CFS quota over its period as millicores (-1, no quota, is 0), truncated.
+
+    Upstream: pkg/kubelet/kuberuntime/helpers_linux.go quotaToMilliCPU
+    """
+    if quota == -1:
+        return 0
+    return api.int64_div(quota * MILLI_CPU_TO_CPU, period)
+
+
+def to_kube_container_resources(linux: Optional[LinuxContainerResources]) -> Optional[ContainerResources]:
+    """What the kubelet reads back from the runtime's container status: cpu request from the shares, cpu limit
+    from quota and period, memory limit; None when the runtime reports none of them (memory requests never).
+
+    Upstream: pkg/kubelet/kuberuntime/kuberuntime_container_linux.go toKubeContainerResources
+    """
+    if linux is None:
+        return None
+    positive = lambda n: n if n > 0 else None  # noqa: E731
+    found = ContainerResources(
+        cpu_request=positive(shares_to_milli_cpu(linux.cpu_shares)) if linux.cpu_shares > 0 else None,
+        cpu_limit=positive(quota_to_milli_cpu(linux.cpu_quota, linux.cpu_period)) if linux.cpu_period > 0 else None,
+        memory_limit=positive(linux.memory_limit_in_bytes))
+    return found if found != ContainerResources() else None
+# --8<-- [end:to_kube_container_resources]

@@ -3,7 +3,8 @@
 Upstream: pkg/kubelet/kuberuntime/kuberuntime_manager.go (computePodActions, SyncPod, doBackOff).
 As in v1.27: init containers run one at a time (the pre-sidecar path; sidecars only behind the
 SidecarContainers gate), InPlacePodVerticalScaling is off (no resize actions), and liveness and
-startup results come in as maps from container ID to result.
+startup results come in as maps from container ID to result. With the gate on (from 1.33) and the actuated
+resources the caller keeps, running containers are resized in place (kuberuntime_resize, _actuate).
 
 RestartAllContainersOnContainerExits (alpha 1.35, on from 1.36): while the Pod's AllContainersRestarting
 condition is True the kubelet's SyncPod passes restarting_all_containers, and this sync only stops every
@@ -39,6 +40,10 @@ from mini_kubelet.kuberuntime.kuberuntime_container import (
     kill_container, kill_containers_with_sync_result, prune_init_containers_before_start, purge_init_containers,
     start_container,
 )
+from mini_kubelet.kuberuntime.kuberuntime_resize import (
+    ActuatedState, compute_pod_resize_action, is_in_place_pod_vertical_scaling_allowed, mark_starting_containers_resized,
+)
+from mini_kubelet.kuberuntime.kuberuntime_resize_actuate import ResizeState, do_pod_resize_action
 from mini_kubelet.kuberuntime.util import pod_sandbox_changed
 
 __all__ = ["ContainerToKillInfo", "PodActions", "compute_pod_actions", "do_back_off", "format_pod",
@@ -73,8 +78,8 @@ class PodActions:
     containers_to_start: list[int] = field(default_factory=list)
     containers_to_kill: dict[str, ContainerToKillInfo] = field(default_factory=dict)  # by container ID
     ephemeral_containers_to_start: list[int] = field(default_factory=list)
-    containers_to_update: Optional[dict] = None  # resize only (InPlacePodVerticalScaling, off in v1.27)
-    update_pod_resources: bool = False
+    containers_to_update: Optional[dict[str, list]] = None  # resize: "cpu"/"memory" -> ContainerToUpdateInfo, decreases first
+    update_pod_resources: bool = False  # a resize restarts a container: the pod cgroup is resized too
     containers_to_reset: list[Status] = field(default_factory=list)  # RestartAllContainers: stop, then remove
 # --8<-- [end:PodActions]
 
@@ -110,7 +115,8 @@ def container_changed(container: V1Container, status: Status) -> bool:
 
 # --8<-- [start:compute_pod_actions]
 def compute_pod_actions(pod: V1Pod, pod_status: PodStatus, liveness: Optional[dict[str, str]] = None,
-                        startup: Optional[dict[str, str]] = None, restarting_all_containers: bool = False) -> PodActions:
+                        startup: Optional[dict[str, str]] = None, restarting_all_containers: bool = False,
+                        actuated: Optional[ActuatedState] = None) -> PodActions:
     """Compare the pod's spec with what the runtime reports and list what to kill, create and start.
 
     Init containers take v1.27's one-at-a-time path, unless the SidecarContainers gate is on and the
@@ -121,6 +127,8 @@ def compute_pod_actions(pod: V1Pod, pod_status: PodStatus, liveness: Optional[di
     restarting all containers (RestartAllContainersOnContainerExits) every instance is reset (regular containers
     first, then init containers, each in spec order) and nothing starts; kill_pod and create_sandbox still say
     whether the sandbox changed, as upstream's v1.36.5 answers (found by tests/test_differential_phase.py).
+    With InPlacePodVerticalScaling and actuated resources (none given: no resize), a running container that nothing
+    else kills is checked for a resize (compute_pod_resize_action), sidecars and running init containers too.
     Upstream: pkg/kubelet/kuberuntime/kuberuntime_manager.go kubeGenericRuntimeManager.computePodActions
     """
     liveness, startup = liveness or {}, startup or {}
@@ -158,11 +166,20 @@ def compute_pod_actions(pod: V1Pod, pod_status: PodStatus, liveness: Optional[di
         if pod_status.find_container_status_by_name(ec.name) is None:
             changes.ephemeral_containers_to_start.append(i)
 
+    resize = None
+    if actuated is not None and is_in_place_pod_vertical_scaling_allowed(pod)[0]:
+        changes.containers_to_update = {}
+        resize = lambda i, status: compute_pod_resize_action(pod, i, True, status, changes, actuated)  # noqa: E731
     if sidecars:
-        if not compute_init_container_actions(pod, pod_status, changes, liveness, startup) or changes.kill_pod:
+        initialized = compute_init_container_actions(pod, pod_status, changes, liveness, startup, resize)
+        if resize is not None:
+            mark_starting_containers_resized(pod, changes, actuated, pod.spec.init_containers, changes.init_containers_to_start)
+        if not initialized or changes.kill_pod:
             return changes
     elif not (found := find_next_init_container_to_run(pod, pod_status))[2]:
         last, next_init, _ = found
+        if next_init is None and resize is not None:
+            resize_running_init_container(pod, pod_status, changes, resize)
         if next_init is not None:
             if last is not None and is_init_container_failed(last) and not restart_init_on_failure(pod, next_init, last):
                 changes.kill_pod = True
@@ -172,6 +189,8 @@ def compute_pod_actions(pod: V1Pod, pod_status: PodStatus, liveness: Optional[di
                         next_init, next_init.name, f'Init container is in "{last.state}" state, try killing it before restart',
                         REASON_UNKNOWN)
                 changes.next_init_container_to_start = next_init
+        if resize is not None and changes.next_init_container_to_start is not None:
+            mark_starting_containers_resized(pod, changes, actuated, [changes.next_init_container_to_start], [0])
         return changes  # initialisation failed or in progress: regular containers wait
 
     keep_count = 0
@@ -193,6 +212,8 @@ def compute_pod_actions(pod: V1Pod, pod_status: PodStatus, liveness: Optional[di
             message, reason = f"Container {c.name} failed liveness probe", REASON_LIVENESS_PROBE
         elif startup.get(status.id) == PROBE_FAILURE:
             message, reason = f"Container {c.name} failed startup probe", REASON_STARTUP_PROBE
+        elif resize is not None and not compute_pod_resize_action(pod, i, False, status, changes, actuated):
+            continue  # the resize restarts it: already among the kills and starts
         else:
             keep_count += 1
             continue
@@ -204,8 +225,29 @@ def compute_pod_actions(pod: V1Pod, pod_status: PodStatus, liveness: Optional[di
     if keep_count == 0 and not changes.containers_to_start:
         changes.kill_pod = True  # nothing runs and nothing will: stop the sandbox too
         changes.init_containers_to_start = []
+    if resize is not None:
+        mark_starting_containers_resized(pod, changes, actuated, pod.spec.containers, changes.containers_to_start)
     return changes
 # --8<-- [end:compute_pod_actions]
+
+
+def resize_running_init_container(pod: V1Pod, pod_status: PodStatus, changes: PodActions, resize) -> None:
+    """On the one-at-a-time init path, resize the init container that runs (1.36: InPlacePodVerticalScalingInitContainers).
+
+    As computeInitContainerActions does, only the last init container with a status, if it runs; a restart it needs
+    becomes the next init container to start.
+    Upstream: pkg/kubelet/kuberuntime/kuberuntime_container.go computeInitContainerActions (its running branch)
+    """
+    if not features.DEFAULT_FEATURE_GATE.enabled("InPlacePodVerticalScalingInitContainers"):
+        return
+    inits = pod.spec.init_containers or []
+    for i in range(len(inits) - 1, -1, -1):
+        status = pod_status.find_container_status_by_name(inits[i].name)
+        if status is None:
+            continue
+        if status.state == CONTAINER_STATE_RUNNING and not resize(i, status):
+            changes.next_init_container_to_start = inits[changes.init_containers_to_start.pop()]
+        return
 
 
 # --8<-- [start:do_back_off]
@@ -290,18 +332,24 @@ def reset_containers(runtime: RuntimeService, pod: V1Pod, instances: list[Status
 # --8<-- [start:sync_pod]
 def sync_pod(runtime: RuntimeService, pod: V1Pod, pod_status: PodStatus, back_off: Backoff, recorder: events.Recorder,
              *, liveness: Optional[dict[str, str]] = None, startup: Optional[dict[str, str]] = None,
-             termination_requested: bool = False, restarting_all_containers: bool = False) -> PodSyncResult:
+             termination_requested: bool = False, restarting_all_containers: bool = False,
+             resize: Optional[ResizeState] = None) -> PodSyncResult:
     """Bring the runtime in line with the pod's spec, in upstream's step order; every action's result is returned.
 
     1 compute the actions; 2 kill the pod if its sandbox changed (purging init containers if a new
     one follows); 3 else kill the unwanted containers; prune old init containers; 4 create the
-    sandbox; 5 start ephemeral containers; 6 start the next init container (at most one); 8 start
-    the regular containers in spec order (7, resizing, needs InPlacePodVerticalScaling, off in v1.27).
+    sandbox; 5 start ephemeral containers; 6 start the next init container (at most one); 7 resize the
+    running containers (with InPlacePodVerticalScaling, off in v1.27, and a resize state: the actuated
+    resources, the pod cgroups), which v1.36.4 moved before step 5 (#140387); 8 start the regular
+    containers in spec order.
     While restarting all containers, the reset is all this sync does.
     Upstream: pkg/kubelet/kuberuntime/kuberuntime_manager.go kubeGenericRuntimeManager.SyncPod
     """
     result = PodSyncResult()
-    changes = compute_pod_actions(pod, pod_status, liveness, startup, restarting_all_containers)
+    if resize is not None:
+        resize.actuated.initialize_pod(pod)
+    changes = compute_pod_actions(pod, pod_status, liveness, startup, restarting_all_containers,
+                                  resize.actuated if resize is not None else None)
     if restarting_all_containers:
         return reset_containers(runtime, pod, changes.containers_to_reset, recorder, result)
     if changes.create_sandbox and changes.sandbox_id:
@@ -347,11 +395,19 @@ def sync_pod(runtime: RuntimeService, pod: V1Pod, pod_status: PodStatus, back_of
         if in_back_off:
             start_result.fail(err, message)
             return err
-        message, err = start_container(runtime, sandbox_id, pod, container, pod_status, recorder)
+        message, err = start_container(runtime, sandbox_id, pod, container, pod_status, recorder, resize)
         if err:
             start_result.fail(err, message)
         return err
 
+    def resize_pod() -> None:
+        if resize is not None and is_in_place_pod_vertical_scaling_allowed(pod)[0] and (
+                changes.containers_to_update or changes.update_pod_resources):
+            result.add_sync_result(do_pod_resize_action(runtime, pod, changes, resize))
+
+    resize_first = features.DEFAULT_FEATURE_GATE.changed("ResizeStartingContainers")  # v1.36.4 moved it (#140387)
+    if resize_first:
+        resize_pod()
     for i in changes.ephemeral_containers_to_start:
         start(pod.spec.ephemeral_containers[i])
     if changes.next_init_container_to_start is not None:
@@ -360,6 +416,8 @@ def sync_pod(runtime: RuntimeService, pod: V1Pod, pod_status: PodStatus, back_of
     for i in changes.init_containers_to_start:  # with sidecars: a sidecar that fails to start does not stop the others
         if start(pod.spec.init_containers[i]) and not is_restartable_init_container(pod.spec.init_containers[i]):
             return result
+    if not resize_first:
+        resize_pod()
     for i in changes.containers_to_start:
         start(pod.spec.containers[i])
     return result
