@@ -166,16 +166,33 @@ with the API server's side), lifecycle_timeline.py (what is reported, and kubect
 
 from __future__ import annotations
 
+import importlib
+
 from ..eviction import signals
-from .expect import check_expect
-from .plot import plot_timeline
-from .replay import (EVICTION_MONITORING_PERIOD, KILL_POD_MIN_TIMEOUT, POD_CLEANUP_POLL_FREQ, POD_CLEANUP_TIMEOUT,
-                     ZERO_TIME, run_scenario)
-from .scenario import DEFAULT_DURATION, PRIORITY_CLASSES, Event, PodPlan, Scenario, load_scenario
 from .series import PAGE_SIZE, Series, format_duration, parse_duration
-from .summary import RunningPod, build_summary, scenario_time
-from .timeline import (Admission, Eviction, Happening, RankedPod, Step, Timeline, decided_by, format_bytes,
-                       format_signed_bytes, pod_label, rank_rows, threshold_text, value_text)
+
+# The other names, each loaded from its module when first asked for (PEP 562 __getattr__): reading a scenario's
+# fields (reader.py, fields.py) loads no replay, and so not the Kubernetes client.
+_NAMES = {
+    "expect": "check_expect", "plot": "plot_timeline",
+    "replay": "EVICTION_MONITORING_PERIOD KILL_POD_MIN_TIMEOUT POD_CLEANUP_POLL_FREQ POD_CLEANUP_TIMEOUT ZERO_TIME "
+              "run_scenario",
+    "scenario": "DEFAULT_DURATION PRIORITY_CLASSES Event PodPlan Scenario load_scenario",
+    "summary": "RunningPod build_summary scenario_time",
+    "timeline": "Admission Eviction Happening RankedPod Step Timeline decided_by format_bytes format_signed_bytes "
+                "pod_label rank_rows threshold_text value_text",
+}
+_MODULE_OF = {name: module for module, names in _NAMES.items() for name in names.split()}
+
+
+def __getattr__(name: str):
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "signals", "check_expect", "plot_timeline", "run_scenario", "load_scenario", "build_summary",

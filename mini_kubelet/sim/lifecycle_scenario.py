@@ -23,8 +23,7 @@ from .reader import Reader, read_scenario  # noqa: F401  (read_scenario: for the
 from .series import format_duration
 
 LIFECYCLE = "lifecycle"
-DEFAULT_LIFECYCLE_DURATION = 120  # seconds
-MAX_LIFECYCLE_DURATION = 6 * 3600  # the replay steps every second
+DEFAULT_LIFECYCLE_DURATION, MAX_LIFECYCLE_DURATION = fields.DEFAULT_LIFECYCLE_DURATION, fields.MAX_LIFECYCLE_DURATION
 DEFAULT_NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-1"},
                 "status": {"allocatable": {"cpu": "4", "memory": "16Gi", "pods": "110"},
                            "capacity": {"cpu": "4", "memory": "16Gi", "pods": "110"}}}
