@@ -95,6 +95,8 @@ def read_inputs(args) -> None:
             _only(inputs, args.running, "Pod", "Pods", "--running")
     elif args.command == "explain":
         _read_explain(args, inputs)
+    if args.command in ("admit", "explain"):
+        _release_from_node(args, inputs)
     elif args.command == "eviction_rank":
         if not signals.valid_signal(args.signal):  # containerfs.* only from 1.29
             raise api.UsageError(f"--signal: unsupported eviction signal {args.signal} (expected one of: "
@@ -108,6 +110,20 @@ def read_inputs(args) -> None:
             if not pod.manifest["metadata"].get("uid"):
                 raise api.UsageError(f"{source}: {pod.manifest['metadata']['name']}: metadata.uid: missing; the kubelet "
                                      "matches stats by UID (use the output of kubectl get pods -o yaml)")
+
+
+def _release_from_node(args, inputs: Inputs) -> None:
+    """A gate that waited for the Node's release (see main.use_profile) is refused now if the Node names none."""
+    from mini_kubelet.cmd.main import release_from_input_missing, use_profile
+
+    node = next((d.manifest for d in inputs.read(args.node, "--node") if d.kind == "Node"), {}) if args.node else {}
+    info = node.get("status", {}).get("nodeInfo") if isinstance(node.get("status"), dict) else None
+    version = info.get("kubeletVersion") if isinstance(info, dict) else None
+    if info is None or version in (None, ""):
+        release_from_input_missing(args)  # as use_node_release will, once the models are made
+    elif isinstance(version, str) and node_release(version)[0] and not args.kubernetes_version:
+        with features.release_profile(features.DEFAULT_FEATURE_GATE.release):  # a trial: use_node_release sets it
+            use_profile(args, node_release(version)[0])  # --feature-gates names a gate the Node's release lacks
 
 
 def _only(inputs: Inputs, path: str, kind: str, what: str, flag: str) -> list[api.Document]:
@@ -225,17 +241,11 @@ def use_node_release(args, node: Optional[V1Node]) -> None:
     if not version or not hasattr(args, "kubernetes_version"):
         return release_from_input_missing(args)
     name = node.metadata.name
-    nearest = ""
-    try:
-        release = features.parse_release(version)
-    except ValueError:
-        match = re.match(r"v?1\.(\d+)", version)
-        if not match:
-            print(f"note: node {name}: kubeletVersion {version!r} is not a version; answering for "
-                  f"{features.DEFAULT_FEATURE_GATE.release}", file=sys.stderr)
-            return release_from_input_missing(args)
-        release = features.RELEASES[0] if int(match[1]) < int(features.RELEASES[0].split(".")[1]) else features.RELEASES[-1]
-        nearest = ", the nearest release the course models"
+    release, nearest = node_release(version)
+    if not release:
+        print(f"note: node {name}: kubeletVersion {version!r} is not a version; answering for "
+              f"{features.DEFAULT_FEATURE_GATE.release}", file=sys.stderr)
+        return release_from_input_missing(args)
     if args.kubernetes_version:
         if features.DEFAULT_FEATURE_GATE.release != release:
             print(f"note: node {name} runs kubelet {version}; answering for {features.DEFAULT_FEATURE_GATE.release}, "
@@ -247,6 +257,19 @@ def use_node_release(args, node: Optional[V1Node]) -> None:
         return
     print(f"note: node {name} runs kubelet {version}: answering for Kubernetes {release}{nearest} "
           "(--kubernetes-version chooses another)", file=sys.stderr)
+
+
+def node_release(version: str) -> tuple[str, str]:
+    """The release a kubeletVersion is answered for, and why when it is another ("", "" if it is not a version)."""
+    try:
+        return features.parse_release(version), ""
+    except ValueError:
+        match = re.match(r"v?1\.(\d+)", version)
+        if not match:
+            return "", ""
+        first = int(features.RELEASES[0].split(".")[1])
+        return features.RELEASES[0] if int(match[1]) < first else features.RELEASES[-1], \
+            ", the nearest release the course models"
 
 
 def kubelet_version_note(node: Optional[V1Node]) -> Optional[str]:
