@@ -218,7 +218,7 @@ def model(document: Document) -> Manifest:
     except ManifestError as err:
         if not document.path:
             raise
-        raise ManifestError(err.source, document.path, err.problem) from None
+        raise ManifestError(err.source, f"{document.path}.{err.path}" if err.path else document.path, err.problem) from None
 
 
 def source_name(path: str | Path) -> str:
@@ -457,6 +457,29 @@ def _deserialize(doc: dict, model: str, source: str) -> Any:
         # The client checks one nested model at a time, so the location is inside that model.
         where = ".".join(str(part) for part in first["loc"])
         raise ManifestError(source, "", f"not a valid {model[2:]}: {where}: {first['msg']}") from None
+    except TypeError:  # a list given a number: the client's from_dict iterates it before anything checks it
+        where, value = _not_a_list(doc, model)
+        raise ManifestError(source, where, f"expected a list, got {type_name(value)}") from None
+
+
+def _not_a_list(doc: Any, model: str, path: str = "") -> tuple[str, Any]:
+    """The field path and value of the first field of doc that the model says is a list and that is a number."""
+    from kubernetes import client
+
+    klass = getattr(client, model, None)
+    if klass is None or not isinstance(doc, dict):
+        return "", None
+    attributes = {key: attribute for attribute, key in klass.attribute_map.items()}
+    for key, value in doc.items():
+        kind, where = klass.openapi_types.get(attributes.get(key, ""), ""), f"{path}.{key}" if path else key
+        item = re.fullmatch(r"List\[(\w+)\]", kind)
+        if item and isinstance(value, (int, float)):
+            return where, value
+        for i, element in enumerate(value if item and isinstance(value, list) else [value] if kind.startswith("V") else []):
+            found = _not_a_list(element, item[1] if item else kind, f"{where}[{i}]" if item else where)
+            if found[0]:
+                return found
+    return "", None
 
 
 def models_equal(a, b) -> bool:

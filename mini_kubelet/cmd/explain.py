@@ -43,14 +43,17 @@ import os
 import sys
 import textwrap
 from decimal import Decimal
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-from kubernetes.client import V1Node, V1Pod
+from kubernetes.client import V1Pod
 
 from mini_kubelet import api, features, kubelet, qos, resource
 from mini_kubelet.cmd.inputs import profile_json, profile_line, resource_notes, use_node_release
 from mini_kubelet.cmd.reservations import check_reservations, parse_reserved
 from mini_kubelet.cm.tree import DEFAULT_NODE_CAPACITY, DEFAULT_NODE_NOTE, OOM_SCORE_ADJ_FILE, Cgroup, cgroup_tree, node_capacity
+
+if TYPE_CHECKING:  # a Node's models load when a Node is read, not for every Pod
+    from kubernetes.client import V1Node
 
 SCHEMA_VERSION = "mini-kubelet.explain/v1"
 _QOS_SOURCE = "pkg/apis/core/v1/helper/qos/qos.go GetPodQOS"

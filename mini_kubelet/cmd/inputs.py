@@ -150,6 +150,13 @@ def _read_explain(args, inputs: Inputs) -> None:
         uid = pod.manifest["metadata"].get("uid")
         if isinstance(uid, str) and ("/" in uid or "_" in uid):
             raise api.UsageError(f"{pod_source}: metadata.uid: a cgroup name cannot hold '/' or '_' (got {uid!r})")
+    from mini_kubelet.cmd.reservations import parse_reserved
+
+    for flag in ("system-reserved", "kube-reserved"):  # explain checks them against the Node's capacity
+        try:
+            parse_reserved(getattr(args, flag.replace("-", "_")), f"--{flag}")
+        except ValueError as err:
+            raise api.UsageError(str(err)) from None
 
 
 def is_sidecar(container) -> bool:

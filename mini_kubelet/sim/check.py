@@ -58,8 +58,8 @@ class _Walk:
             at, below = f"{path}.{field.name}" if path else field.name, f"{table}.{field.name}" if table else field.name
             if value is None and field.default is fields.REQUIRED and field.type == "mapping":
                 r.mapping(value, at)  # the readers read it first: "expected a mapping, got nothing"
-            if value is None or (isinstance(value, (str, list, dict)) and not value):
-                continue  # an empty value some readers take as left out (`kubelet: {}`, `crashLoopBackOff: []`)
+            if not value:
+                continue  # some readers take an empty value as left out (`kubelet: []`, `crashLoopBackOff: 0`)
             if below in self.table:
                 self.mapping(value, below, at)
             elif f"{below}[]" in self.table and field.type == "list":
@@ -69,8 +69,11 @@ class _Walk:
                 names = fields.names(kind, "pods[]")
                 self.mapping(value, "pods[]", at, names if field.type == _POD_ENTRY[0] else
                              tuple(name for name in names if name != "at"))
-            elif field.type.startswith("mapping"):  # of containers or volumes: their names are the reader's to match
-                r.mapping(value, at)
+            elif field.type.startswith("mapping"):  # of containers or volumes, by name
+                placeholder = next((t for t in self.table if t.rsplit(".", 1)[0] == below), None)  # pods[].run.CONTAINER
+                for name, item in r.mapping(value, at).items():
+                    if placeholder and isinstance(item, dict):  # anything else may be a wrong name: the reader says so
+                        self.mapping(item, placeholder, f"{at}.{name}")
             else:
                 self.leaf(field, value, raw, at)
 
@@ -85,9 +88,10 @@ class _Walk:
         elif field.name == "file" and "manifest" not in parent and not (r.base / str(value)).is_file():
             r.fail(at, f"no such file: {r.base / str(value)}")
         elif field.type == "Pod manifest" and isinstance(value, dict) and value.get("kind") == "Pod":
-            metadata = value.get("metadata")
-            if self.kind == "node" and not (isinstance(metadata, dict) and isinstance(metadata.get("name"), str)):
-                return  # the node reader asks for the name itself
+            name = value.get("metadata", {}).get("name") if isinstance(value.get("metadata"), dict) else None
+            count = parent.get("count", 1)
+            if self.kind == "node" and not (isinstance(name, str) and (count == 1 or "{i}" in name)):
+                return  # the node reader checks the name (with its count) first
             try:
                 api.checked_pod(value, r.source)
             except api.ManifestError as err:
