@@ -15,11 +15,12 @@ import sys
 from decimal import Decimal
 from typing import TYPE_CHECKING, Optional
 
-from mini_kubelet import api, features, stats
-from mini_kubelet.eviction import signals
+from mini_kubelet import api, features
 
 if TYPE_CHECKING:
     from kubernetes.client import V1Node, V1Pod
+
+    from mini_kubelet import stats
 
 MIRRORED_MINOR = "1.27"  # the kubelet release whose numbers the course computes
 SIDECAR_RESTART_POLICY = "Always"  # an init container with restartPolicy: Always is a sidecar (1.28+)
@@ -68,6 +69,8 @@ class Inputs:
 
     def summary(self, path: str, flag: str) -> stats.Summary:
         """The Summary (/stats/summary JSON) in a file."""
+        from mini_kubelet import stats
+
         if path not in self.summaries:
             self._claim(path, flag)
             self.summaries[path] = stats.load_summary(path)
@@ -93,11 +96,13 @@ def read_inputs(args) -> None:
             raise api.UsageError(f"{api.source_name(args.node)}: kind: expected one Node, found {len(nodes)}")
         if args.running:
             _only(inputs, args.running, "Pod", "Pods", "--running")
+        _release_from_node(args, inputs)
     elif args.command == "explain":
         _read_explain(args, inputs)
-    if args.command in ("admit", "explain"):
         _release_from_node(args, inputs)
     elif args.command == "eviction_rank":
+        from mini_kubelet.eviction import signals
+
         if not signals.valid_signal(args.signal):  # containerfs.* only from 1.29
             raise api.UsageError(f"--signal: unsupported eviction signal {args.signal} (expected one of: "
                                  f"{', '.join(s for s in signals.SIGNAL_TO_RESOURCE if signals.valid_signal(s))})")

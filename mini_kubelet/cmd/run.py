@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 from mini_kubelet import api
@@ -55,6 +54,8 @@ def _check_plot_path(path: str) -> None:
         if not os.access(target, os.W_OK):
             raise api.UsageError(f"--plot: {path}: the file cannot be written (permission denied)")
     else:
+        import tempfile
+
         try:  # a trial file proves the directory can be written (permissions, a read-only mount)
             with tempfile.NamedTemporaryFile(dir=folder, prefix=".plot-", suffix=target.suffix):
                 pass
