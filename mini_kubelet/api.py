@@ -1,7 +1,7 @@
 """Pods, Nodes and quantities, read from real Kubernetes manifests through the official client.
 
 Upstream: k8s.io/api/core/v1 (the types) and k8s.io/apimachinery/pkg/api/resource (Quantity).
-Reading a file and checking its fields needs no client: the client (about a second to import) is loaded
+Reading a file and checking its fields needs no client: the client (slow to import: it builds its models) is loaded
 when the first model is made, so a command that reads bad input says so at once.
 """
 

@@ -546,7 +546,7 @@ for argv, text in json.loads(sys.stdin.read()):
 
 @pytest.mark.ch0
 def test_bad_input_is_refused_before_the_kubernetes_client_is_imported(tmp_path):
-    # The client takes about a second to import; every refusal above comes before it, in one process (the last
+    # The client is slow to import (it builds its models); every refusal above comes before it, in one process (the last
     # case, a good Pod, shows that the check sees the client when it is imported).
     cases = bad_input(tmp_path) + [("explain: a good Pod", ["explain", POD], None, "")]
     result = subprocess.run([sys.executable, "-c", BAD_INPUT_DRIVER], input=json.dumps([[a, t] for _, a, t, _ in cases]),
