@@ -1,31 +1,35 @@
 """Pods, Nodes and quantities, read from real Kubernetes manifests through the official client.
 
 Upstream: k8s.io/api/core/v1 (the types) and k8s.io/apimachinery/pkg/api/resource (Quantity).
+Reading a file and checking its fields needs no client: the client (slow to import: it builds its models) is loaded
+when the first model is made, so a command that reads bad input says so at once.
 """
 
 from __future__ import annotations
 
 import copy
+import importlib.util
 import json
 import math
 import re
 import sys
+from dataclasses import dataclass
 from datetime import datetime
 from decimal import ROUND_UP, Decimal, localcontext
 from pathlib import Path
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
 
-import pydantic
 import yaml
-from kubernetes.client import ApiClient, V1Node, V1Pod
-from kubernetes.utils import parse_quantity as _client_parse_quantity
 
 from .errors import ManifestError, UsageError  # noqa: F401  (api.ManifestError, api.UsageError)
+
+if TYPE_CHECKING:
+    from kubernetes.client import V1Node, V1Pod
 
 MilliCPU = int  # thousandths of a CPU
 Bytes = int
 
-Manifest = Union[V1Pod, V1Node]
+Manifest = Union["V1Pod", "V1Node"]
 
 # The grammar of a Quantity string: a signed decimal number, then an optional binary suffix
 # (Ki..Ei), decimal suffix (n, u, m, k, M..E) or decimal exponent (e3, E-2). Python's Decimal
@@ -90,6 +94,26 @@ _PARSED: dict[str, Decimal] = {}  # parse_quantity's answers by text (a Decimal 
 _PARSED_MAX = 4096
 
 
+def _client_quantity_parser():
+    """The client's own parse_quantity, from its file (kubernetes/utils/quantity.py, which needs only decimal).
+
+    `import kubernetes.utils` would import the whole client first (its package imports every part), so a
+    quantity could not be checked before the client loads.
+    """
+    package = importlib.util.find_spec("kubernetes")
+    path = Path(package.submodule_search_locations[0]) / "utils" / "quantity.py" if package else None
+    if path is None or not path.is_file():  # laid out otherwise: the ordinary import
+        from kubernetes.utils import parse_quantity
+        return parse_quantity
+    spec = importlib.util.spec_from_file_location("mini_kubelet._client_quantity", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.parse_quantity
+
+
+_client_parse_quantity = _client_quantity_parser()
+
+
 def int64(number: int) -> int:
     """The number as a Go int64 holds it: past 2**63 - 1 it wraps around to negative numbers."""
     return (number + 2**63) % 2**64 - 2**63
@@ -131,6 +155,16 @@ def _as_decimal(quantity: Decimal | str | int) -> Decimal:
 
 def pod_from_manifest(doc: Any, source: str = "<manifest>") -> V1Pod:
     """Check a Pod manifest (a dict) and turn it into the client's V1Pod model."""
+    return _deserialize(checked_pod(doc, source), "V1Pod", source)
+
+
+def node_from_manifest(doc: Any, source: str = "<manifest>") -> V1Node:
+    """Check a Node manifest (a dict) and turn it into the client's V1Node model."""
+    return _deserialize(checked_node(doc, source), "V1Node", source)
+
+
+def checked_pod(doc: Any, source: str = "<manifest>") -> dict:
+    """A copy of a Pod manifest whose fields are checked (quantities written as strings); ManifestError if not."""
     _expect_kind(doc, "Pod", source)
     doc = copy.deepcopy(doc)
     _check_metadata(doc, source)
@@ -152,11 +186,11 @@ def pod_from_manifest(doc: Any, source: str = "<manifest>") -> V1Pod:
         level = _mapping(spec["resources"], source, "spec.resources")
         for field in ("requests", "limits"):
             _check_resource_list(level.get(field) or {}, source, f"spec.resources.{field}")
-    return _deserialize(doc, "V1Pod", source)
+    return doc
 
 
-def node_from_manifest(doc: Any, source: str = "<manifest>") -> V1Node:
-    """Check a Node manifest (a dict) and turn it into the client's V1Node model."""
+def checked_node(doc: Any, source: str = "<manifest>") -> dict:
+    """A copy of a Node manifest whose fields are checked (quantities written as strings); ManifestError if not."""
     _expect_kind(doc, "Node", source)
     doc = copy.deepcopy(doc)
     _check_metadata(doc, source)
@@ -164,7 +198,27 @@ def node_from_manifest(doc: Any, source: str = "<manifest>") -> V1Node:
     for field in ("capacity", "allocatable"):
         if status.get(field) is not None:
             _check_resource_list(status[field], source, f"status.{field}")
-    return _deserialize(doc, "V1Node", source)
+    return doc
+
+
+@dataclass(frozen=True)
+class Document:
+    """A Pod or Node read from a file, its fields checked: what a model is made from (model)."""
+
+    kind: str  # "Pod" or "Node"
+    manifest: dict  # as checked_pod or checked_node returns it
+    source: str  # the file, as messages name it (with the document's number when the file has several)
+    path: str  # where in the document it was read: "" (the document), "items[2]", "spec.template"
+
+
+def model(document: Document) -> Manifest:
+    """The client's V1Pod or V1Node of a document read by read_documents."""
+    try:
+        return _deserialize(document.manifest, f"V1{document.kind}", document.source)
+    except ManifestError as err:
+        if not document.path:
+            raise
+        raise ManifestError(err.source, f"{document.path}.{err.path}" if err.path else document.path, err.problem) from None
 
 
 def source_name(path: str | Path) -> str:
@@ -225,10 +279,15 @@ def load_manifests(path: str | Path, notes: list[str] | None = None) -> list[Man
     template makes; any other kind (a Namespace, a Service) is skipped. Each template read and each
     document skipped is said in `notes`, when given.
     """
+    return [model(document) for document in read_documents(path, notes)]
+
+
+def read_documents(path: str | Path, notes: list[str] | None = None) -> list[Document]:
+    """What load_manifests reads from a file, every field checked, before any model is made (no client needed)."""
     source = source_name(path)
     docs = parse_yaml_documents(read_text(path), source)
     notes = [] if notes is None else notes
-    objects: list[Manifest] = []
+    objects: list[Document] = []
     skipped: list[str] = []
     for number, doc in enumerate(docs, start=1):
         doc_source = source if len(docs) == 1 else f"{source} (document {number})"
@@ -248,13 +307,20 @@ def load_manifests(path: str | Path, notes: list[str] | None = None) -> list[Man
     return objects
 
 
-def _read_object(doc: Any, source: str, prefix: str, skipped: list[str], notes: list[str]) -> list[Manifest]:
+def _read_object(doc: Any, source: str, prefix: str, skipped: list[str], notes: list[str]) -> list[Document]:
     """One document or list item: a Pod or Node, the Pod of a workload's template, or nothing (skipped)."""
     kind = doc.get("kind") if isinstance(doc, dict) else None
     if isinstance(kind, str) and kind in WORKLOAD_TEMPLATES:
-        pod, where = _pod_from_template(doc, source, prefix)
-        notes.append(f"{source}: {template_note(kind, pod_label(pod), where)}")
-        return [pod]
+        pod_doc, where = template_pod_document(doc, source, prefix)
+        inner = f"{prefix}.{where}" if prefix else where
+        try:
+            pod = checked_pod(pod_doc, source)
+        except ManifestError as err:
+            path = err.path if err.path.startswith("metadata.name") else f"{inner}.{err.path}" if err.path else inner
+            raise ManifestError(err.source, path, err.problem) from None
+        label = f"{pod['metadata'].get('namespace') or 'default'}/{pod['metadata']['name']}"
+        notes.append(f"{source}: {template_note(kind, label, where)}")
+        return [Document("Pod", pod, source, inner)]
     if isinstance(kind, str) and kind not in ("Pod", "Node") and isinstance(doc.get("apiVersion"), str):
         metadata = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
         name = metadata.get("name")
@@ -262,18 +328,6 @@ def _read_object(doc: Any, source: str, prefix: str, skipped: list[str], notes: 
         skipped.append(f"{kind} {named}" if isinstance(named, str) else kind)
         return []
     return [_from_manifest(doc, source, prefix)]
-
-
-def _pod_from_template(doc: dict, source: str, prefix: str) -> tuple[V1Pod, str]:
-    """The Pod a workload's template makes: the template's metadata and spec, named after the workload."""
-    pod_doc, where = template_pod_document(doc, source, prefix)
-    inner = f"{prefix}.{where}" if prefix else where
-    try:
-        pod = pod_from_manifest(pod_doc, source)
-    except ManifestError as err:
-        path = err.path if err.path.startswith("metadata.name") else f"{inner}.{err.path}" if err.path else inner
-        raise ManifestError(err.source, path, err.problem) from None
-    return pod, where
 
 
 def template_pod_document(doc: dict, source: str, prefix: str = "") -> tuple[dict, str]:
@@ -303,15 +357,15 @@ def template_note(kind: str, label: str, where: str) -> str:
     return f"{kind} {label}: {TEMPLATE_READ} ({where}), the Pod each replica would get"
 
 
-def _from_manifest(doc: Any, source: str, prefix: str) -> Manifest:
-    builders = {"Pod": pod_from_manifest, "Node": node_from_manifest}
+def _from_manifest(doc: Any, source: str, prefix: str) -> Document:
+    checks = {"Pod": checked_pod, "Node": checked_node}
     try:
         if not isinstance(doc, dict):
             raise ManifestError(source, "", f"expected a Pod or Node manifest (a mapping), got {type_name(doc)}")
-        if doc.get("kind") not in builders:
+        if doc.get("kind") not in checks:
             got = json.dumps(doc["kind"]) if "kind" in doc else "no kind"
             raise ManifestError(source, "kind", f"expected Pod or Node, got {got}")
-        return builders[doc["kind"]](doc, source)
+        return Document(doc["kind"], checks[doc["kind"]](doc, source), source, prefix)
     except ManifestError as err:
         if not prefix:
             raise
@@ -393,6 +447,9 @@ def type_name(raw: Any) -> str:
 
 
 def _deserialize(doc: dict, model: str, source: str) -> Any:
+    import pydantic  # with the client: the first model made loads them (see the module's docstring)
+    from kubernetes.client import ApiClient
+
     try:
         return ApiClient().deserialize(json.dumps(doc, default=str), model, "application/json")
     except pydantic.ValidationError as err:
@@ -400,6 +457,29 @@ def _deserialize(doc: dict, model: str, source: str) -> Any:
         # The client checks one nested model at a time, so the location is inside that model.
         where = ".".join(str(part) for part in first["loc"])
         raise ManifestError(source, "", f"not a valid {model[2:]}: {where}: {first['msg']}") from None
+    except TypeError:  # a list given a number: the client's from_dict iterates it before anything checks it
+        where, value = _not_a_list(doc, model)
+        raise ManifestError(source, where, f"expected a list, got {type_name(value)}") from None
+
+
+def _not_a_list(doc: Any, model: str, path: str = "") -> tuple[str, Any]:
+    """The field path and value of the first field of doc that the model says is a list and that is a number."""
+    from kubernetes import client
+
+    klass = getattr(client, model, None)
+    if klass is None or not isinstance(doc, dict):
+        return "", None
+    attributes = {key: attribute for attribute, key in klass.attribute_map.items()}
+    for key, value in doc.items():
+        kind, where = klass.openapi_types.get(attributes.get(key, ""), ""), f"{path}.{key}" if path else key
+        item = re.fullmatch(r"List\[(\w+)\]", kind)
+        if item and isinstance(value, (int, float)):
+            return where, value
+        for i, element in enumerate(value if item and isinstance(value, list) else [value] if kind.startswith("V") else []):
+            found = _not_a_list(element, item[1] if item else kind, f"{where}[{i}]" if item else where)
+            if found[0]:
+                return found
+    return "", None
 
 
 def models_equal(a, b) -> bool:
@@ -441,7 +521,7 @@ def deep_copy(value):
         return [deep_copy(v) for v in value]
     if kind is dict:
         return {k: deep_copy(v) for k, v in value.items()}
-    if isinstance(value, pydantic.BaseModel) and getattr(value, "__pydantic_private__", None) is None:
+    if hasattr(value, "__pydantic_fields_set__") and getattr(value, "__pydantic_private__", None) is None:  # a model
         copied = kind.__new__(kind)
         _set(copied, "__dict__", {k: deep_copy(v) for k, v in value.__dict__.items()})
         _set(copied, "__pydantic_extra__", deep_copy(value.__pydantic_extra__))

@@ -12,12 +12,15 @@ Pods are told apart by UID, or by identity when a hand-written manifest has none
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Optional
+from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
-from kubernetes.client import V1Node, V1Pod
+from kubernetes.client import V1Pod
 
 from . import lifecycle, types
 from .lifecycle import PodAdmitResult
+
+if TYPE_CHECKING:  # a Node's models load when a Node is read, not for every Pod
+    from kubernetes.client import V1Node
 
 EvictionAdmit = Callable[[V1Pod, list[V1Pod]], PodAdmitResult]
 Event = tuple[str, str, str]  # (type, reason, message), as the kubelet's event recorder writes it

@@ -11,11 +11,14 @@ UpdatePluginResources is a no-op without device plugins; a test can pass its own
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Union
+from typing import TYPE_CHECKING, Callable, Optional, Union
 
-from kubernetes.client import V1Node, V1Pod
+from kubernetes.client import V1Pod
 
 from . import api, features, qos, resource, scheduler, types
+
+if TYPE_CHECKING:  # a Node's models load when a Node is read, not for every Pod
+    from kubernetes.client import V1Node
 
 GOOS = "linux"  # runtime.GOOS of the kubelet binary: mini_kubelet plays a Linux node
 

@@ -13,12 +13,15 @@ from __future__ import annotations
 import operator
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
-from kubernetes.client import V1Node, V1NodeSelector, V1Pod, V1Taint, V1Toleration
+from kubernetes.client import V1NodeSelector, V1Pod, V1Toleration
 
 from . import api, features, resource
 from .container import is_restartable_init_container
+
+if TYPE_CHECKING:  # a Node's models load when a Node is read, not for every Pod
+    from kubernetes.client import V1Node, V1Taint
 
 CPU, MEMORY, EPHEMERAL_STORAGE, PODS = "cpu", "memory", "ephemeral-storage", "pods"
 DEFAULT_BIND_ALL_HOST_IP = "0.0.0.0"

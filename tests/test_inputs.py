@@ -446,6 +446,119 @@ def test_an_image_used_centuries_ago_is_one_line(capsys, tmp_path):
     one_line_error(capsys, ["run", str(tmp_path / "s.yaml")], "s.yaml: images[0].lastUsed: -2000000h is more than ten years")
 
 
+# ---- bad input, every command that reads a file: one line, exit 2, before the client loads --------------
+
+POD, NODE = str(EXAMPLES / "pods" / "web.yaml"), str(EXAMPLES / "nodes" / "node.yaml")
+PODS, SUMMARY = str(EXAMPLES / "summary" / "memory-pods.yaml"), str(EXAMPLES / "summary" / "memory-pressure.json")
+READERS = {  # each file a command reads, at FILE
+    "show": ["show", "FILE"], "explain": ["explain", "FILE"], "explain --node": ["explain", POD, "--node", "FILE"],
+    "admit": ["admit", "FILE", "--node", NODE], "admit --node": ["admit", POD, "--node", "FILE"],
+    "admit --running": ["admit", POD, "--node", NODE, "--running", "FILE"],
+    "eviction rank --summary": ["eviction", "rank", "--summary", "FILE", "--pods", PODS, "--signal", "memory.available"],
+    "eviction rank --pods": ["eviction", "rank", "--summary", SUMMARY, "--pods", "FILE", "--signal", "memory.available"],
+    "run": ["run", "FILE"], "watch --kubeconfig": ["watch", "--kubeconfig", "FILE", "--node", "n", "--once"],
+}
+BROKEN = "kind: Pod\nspec: [containers\n"
+SAYS = {  # what each kind of bad file gets: the usual words, then the readers that say something else
+    "missing": ("cannot read file (No such file or directory)",
+                {"watch --kubeconfig": "cannot use this kubeconfig: Invalid kube-config file. No configuration found."}),
+    "empty": ("no Kubernetes objects found", {"eviction rank --summary": "line 1, column 1: invalid JSON (Expecting value)",
+                                              "run": "expected a mapping, got nothing",
+                                              "watch --kubeconfig": "cannot use this kubeconfig: Invalid kube-config. {path} "
+                                                                    "file is empty"}),
+    "non-YAML": ("line 3, column 1: invalid YAML (expected ',' or ']', but got '<stream end>')",
+                 {"eviction rank --summary": "line 1, column 1: invalid JSON (Expecting value)",
+                  "watch --kubeconfig": "cannot use this kubeconfig: line 3, column 1: invalid YAML (expected ',' or ']', "
+                                        "but got '<stream end>')"}),
+}
+SCENARIO_MISTAKES = {  # one bad field in an example of each kind: (example, text, its replacement, the line)
+    "eviction": ("over-limit.yaml", "duration: 6m", "duration: 6 minutes",
+                 'duration: invalid duration "6 minutes" (write it like 90s, 2m or 1h30m)'),
+    "lifecycle": ("lifecycle-crash-loop.yaml", "exitCode: 1}", "exitcode: 1}", "pods[0].run.app.exitcode: unknown field "
+                  "(expected one of: after, exitCode, oomKill, preStopDuration)"),
+    "node": ("node-guaranteed-oom.yaml", "capacity: {memory: 4Gi,", "capacity: {memory: 4G1,",
+             'node.capacity.memory: invalid quantity "4G1"'),
+    "a threshold": ("invalid-threshold.yaml", "", "", "node.kubelet.evictionHard: eviction threshold memory.available "
+                    "must be positive: -150Mi"),
+    "inline Pod": ("memory-hard.yaml", "memory: 200Mi", "memory: 200MB", "pods[2].manifest.spec.containers[0].resources"
+                   '.requests.memory: invalid quantity "200MB"'),
+}
+BAD_FLAGS = {
+    "show": (["show", POD, "--kubernetes-version", "1.99"],
+             "--kubernetes-version: Kubernetes 1.99 is outside the releases the course models (1.27 to 1.36)"),
+    "explain": (["explain", POD, "--system-reserved", "memroy=1Gi"], "--system-reserved: memroy: the kubelet cannot "
+                "reserve this resource and would not start (it reserves cpu, memory, ephemeral-storage, pid)"),
+    "admit": (["admit", POD, "--node", NODE, "--feature-gates", "SidecarContainers=true"],  # the Node runs v1.27.7
+              "--feature-gates: unrecognized feature gate: SidecarContainers (not in Kubernetes 1.27)"),
+    "eviction rank": (["eviction", "rank", "--summary", SUMMARY, "--pods", PODS, "--signal", "memory.free"],
+                      "--signal: unsupported eviction signal memory.free (expected one of: memory.available, "
+                      "allocatableMemory.available, imagefs.available, imagefs.inodesFree, nodefs.available, "
+                      "nodefs.inodesFree, pid.available)"),
+    "run": (["run", str(EXAMPLES / "scenarios" / "over-limit.yaml"), "--plot", "out.txt"],
+            "--plot: out.txt: expected a file name ending in .png or .svg"),
+    "watch": (["watch", "--kubeconfig", "k", "--node", "n", "--connections", "-1"],
+              "--connections: expected 0 (watch until interrupted) or more"),
+}
+
+
+def bad_input(tmp_path) -> list[tuple[str, list[str], str | None, str]]:
+    """Every case: (what it is, the arguments, standard input or None, the one line it gets)."""
+    files = {"missing": tmp_path / "missing.yaml", "empty": tmp_path / "empty.yaml", "non-YAML": tmp_path / "broken.yaml"}
+    files["empty"].write_text("")
+    files["non-YAML"].write_text(BROKEN)
+    cases = []
+    for reader, argv in READERS.items():
+        for kind, path in files.items():
+            usual, other = SAYS[kind]
+            says = other.get(reader, usual).format(path=path)
+            cases.append((f"{reader}: {kind}", [str(path) if a == "FILE" else a for a in argv], None, f"{path}: {says}"))
+            if kind != "missing" and reader != "watch --kubeconfig":  # a kubeconfig is a file; "-" names one
+                cases.append((f"{reader}: {kind} on standard input", ["-" if a == "FILE" else a for a in argv],
+                              path.read_text(), f"<stdin>: {says}"))
+    for kind, (example, text, replacement, says) in SCENARIO_MISTAKES.items():
+        path = tmp_path / example
+        path.write_text((EXAMPLES / "scenarios" / example).read_text().replace(text, replacement, 1)
+                        .replace("../pods/", f"{EXAMPLES / 'pods'}/"))
+        cases.append((f"run: a bad field in a scenario ({kind})", ["run", str(path)], None, f"{path}: {says}"))
+    cases += [(f"{command}: a bad flag", argv, None, says) for command, (argv, says) in BAD_FLAGS.items()]
+    return cases
+
+
+@pytest.mark.ch0
+def test_every_kind_of_bad_input_is_one_line_naming_the_file_and_exit_2(capsys, tmp_path, stdin):
+    for what, argv, text, line in bad_input(tmp_path):
+        if text is not None:
+            stdin(text)
+        assert main(argv) == 2, what
+        assert capsys.readouterr() == ("", f"mini-kubelet: {line}\n"), what
+
+
+BAD_INPUT_DRIVER = """
+import contextlib, io, json, sys
+from mini_kubelet.cmd.main import main
+for argv, text in json.loads(sys.stdin.read()):
+    sys.stdin = io.TextIOWrapper(io.BytesIO((text or "").encode()))
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        code = main(argv)
+    print(json.dumps([code, sorted({"kubernetes", "pydantic"} & set(sys.modules))]))
+"""
+
+
+@pytest.mark.ch0
+def test_bad_input_is_refused_before_the_kubernetes_client_is_imported(tmp_path):
+    # The client is slow to import (it builds its models); every refusal above comes before it, in one process (the last
+    # case, a good Pod, shows that the check sees the client when it is imported).
+    cases = bad_input(tmp_path) + [("explain: a good Pod", ["explain", POD], None, "")]
+    result = subprocess.run([sys.executable, "-c", BAD_INPUT_DRIVER], input=json.dumps([[a, t] for _, a, t, _ in cases]),
+                            capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    answers = [json.loads(line) for line in result.stdout.splitlines()]
+    assert len(answers) == len(cases)
+    for (what, *_), (code, loaded) in zip(cases[:-1], answers):
+        assert (code, loaded) == (2, []), what
+    assert answers[-1] == [0, ["kubernetes", "pydantic"]]
+
+
 # ---- version, help and exit codes ------------------------------------------------------------------
 
 @pytest.mark.ch0

@@ -4,6 +4,8 @@ what the reference page (docs/reference/scenarios.md) shows, so that the page ca
 from __future__ import annotations
 
 import copy
+import functools
+import random
 import re
 from pathlib import Path
 
@@ -145,3 +147,60 @@ def test_the_kubelet_defaults_of_the_tables_are_the_eviction_managers():
     period = int(manager.DEFAULT_EVICTION_PRESSURE_TRANSITION_PERIOD.total_seconds())
     assert table["evictionPressureTransitionPeriod"] == format_duration(period)
     assert table["evictionMaxPodGracePeriod"] == manager.DEFAULT_EVICTION_MAX_POD_GRACE_PERIOD
+
+
+BAD_VALUES = ("bogus", -1, "1q", "-5m", 10**30, True, "", [], ["a"], {"x": 1})
+
+
+def refusal(read) -> str | None:
+    """The line a reader refuses a scenario with, or None."""
+    try:
+        read()
+    except api.ManifestError as err:
+        return str(err)
+    return None
+
+
+def changed(doc, rng):
+    """The scenario with one change: a value replaced, a field left out, or a field no table has."""
+    paths, stack = [], [((), doc)]
+    while stack:
+        path, value = stack.pop()
+        paths.append(path)
+        items = value.items() if isinstance(value, dict) else enumerate(value[:2]) if isinstance(value, list) else ()
+        stack += [(path + (key,), inner) for key, inner in items]
+    for path in rng.sample(paths[1:], min(12, len(paths) - 1)):
+        for how in rng.sample(BAD_VALUES, 4) + ["left out", "unknown field"]:
+            broken = copy.deepcopy(doc)
+            parent = functools.reduce(lambda value, key: value[key], path[:-1], broken)
+            if how == "left out" and isinstance(parent, dict):
+                del parent[path[-1]]
+            elif how == "unknown field" and isinstance(parent[path[-1]], dict):
+                parent[path[-1]]["bogusField"] = 1
+            elif how not in ("left out", "unknown field"):
+                parent[path[-1]] = copy.deepcopy(how)
+            else:
+                continue
+            yield ".".join(map(str, path)), how, broken
+
+
+def test_the_check_before_the_client_refuses_only_what_the_reader_refuses_and_in_its_words():
+    """`mini-kubelet run` checks a scenario's fields from the tables before any reader loads the client
+    (sim/check.py). On every example, and on each example with one field changed (a seeded sample: a bad
+    value, a field left out, an unknown field), whatever the check refuses the reader refuses with the same line."""
+    from mini_kubelet.cmd.run import refuses_to_start
+    from mini_kubelet.sim.check import check_fields
+
+    rng, refused, compared = random.Random(1227), 0, 0
+    for path, doc, release in readable_examples():
+        kind = kind_of(doc)
+        with features.release_profile(release):
+            refuses_to_start(doc, str(path))  # takes out cgroupVersion and failCgroupV1, as run does first
+            assert refusal(lambda: check_fields(copy.deepcopy(doc), kind, "s.yaml", path.parent)) is None, path.name
+            for where, how, broken in changed(doc, rng):
+                said = refusal(lambda: check_fields(copy.deepcopy(broken), kind, "s.yaml", path.parent))
+                compared += 1
+                if said is not None:
+                    refused += 1
+                    assert said == refusal(lambda: LOAD[kind](copy.deepcopy(broken), path.parent)), (path.name, where, how)
+    assert compared > 1500 and refused > compared // 3, (compared, refused)

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Iterable, Mapping, Optional
+from typing import TYPE_CHECKING, Iterable, Mapping, Optional
 
-from kubernetes.client import V1Container, V1Node, V1Pod
+from kubernetes.client import V1Container, V1Pod
 
 from mini_kubelet import api, qos
 from mini_kubelet.cm import cgroups
@@ -21,6 +21,9 @@ from mini_kubelet.cm.helpers import ResourceConfig, resource_config_for_pod
 from mini_kubelet.cm.node_allocatable import node_allocatable_cgroup_config
 from mini_kubelet.cm.qos_tiers import qos_tier_configs
 from mini_kubelet import kuberuntime  # a module import: kuberuntime itself imports mini_kubelet.cm
+
+if TYPE_CHECKING:  # a Node's models load when a Node is read, not for every Pod
+    from kubernetes.client import V1Node
 
 # --8<-- [start:default_node]
 # Used when no Node is given: a 4-CPU, 16Gi machine with the usual x86-64 hugepage sizes and no hugepages.

@@ -39,7 +39,7 @@ import json
 from kubernetes.client import V1Node, V1Pod
 
 from mini_kubelet import api, features, kubelet, lifecycle, scheduler, types
-from mini_kubelet.cmd.inputs import Inputs, profile_json, profile_line, resource_notes, use_node_release
+from mini_kubelet.cmd.inputs import profile_json, profile_line, resource_notes, use_node_release
 from mini_kubelet.eviction import manager as eviction
 
 VERSION = "mini-kubelet.admit/v1"
@@ -344,23 +344,12 @@ def render_text(report: dict, *, brief: bool = False) -> str:
 # --8<-- [end:render_text]
 
 
-def _only(inputs: Inputs, path: str, kind: type, what: str, flag: str) -> list:
-    objects = inputs.load(path, flag)
-    for i, obj in enumerate(objects):
-        if not isinstance(obj, kind):
-            where = "kind" if len(objects) == 1 else f"object {i + 1}: kind"
-            raise api.UsageError(f"{api.source_name(path)}: {where}: expected {what}, got a {type(obj).__name__[2:]}")
-    return objects
-
-
 def run(args: argparse.Namespace) -> int:
     """Check each Pod in the file; exit 1 if one is rejected; bad input raises ManifestError or UsageError (exit 2)."""
-    inputs = Inputs()
-    pods = _only(inputs, args.pod_file, V1Pod, "Pods", "POD.yaml")
-    nodes = _only(inputs, args.node, V1Node, "a Node", "--node")
-    if len(nodes) != 1:
-        raise api.UsageError(f"{api.source_name(args.node)}: kind: expected one Node, found {len(nodes)}")
-    running = _only(inputs, args.running, V1Pod, "Pods", "--running") if args.running else []
+    inputs = args.inputs  # every file read and its kinds checked (main: read_inputs)
+    pods = inputs.load(args.pod_file, "POD.yaml")
+    nodes = inputs.load(args.node, "--node")
+    running = inputs.load(args.running, "--running") if args.running else []
     use_node_release(args, nodes[0])
     report = admission_report(pods, nodes[0], running)
     report = {"version": report["version"], "profile": profile_json(args), **report}

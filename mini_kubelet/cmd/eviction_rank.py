@@ -20,7 +20,7 @@ from typing import Optional
 from kubernetes.client import V1Pod
 
 from mini_kubelet import api, features, qos, sim, stats
-from mini_kubelet.cmd.inputs import Inputs, profile_json, profile_line, with_profile
+from mini_kubelet.cmd.inputs import profile_json, profile_line, with_profile
 from mini_kubelet.cmd.run_report import WIDTH, fit_table, wrap
 from mini_kubelet.eviction import ranking, signals
 from mini_kubelet.eviction.api import containerfs_signals_known
@@ -174,20 +174,8 @@ def run(args: argparse.Namespace) -> int:
 
     Upstream: none (a course tool)
     """
-    if not signals.valid_signal(args.signal):  # containerfs.* only from 1.29
-        raise api.UsageError(f"--signal: unsupported eviction signal {args.signal} (expected one of: "
-                             f"{', '.join(s for s in signals.SIGNAL_TO_RESOURCE if signals.valid_signal(s))})")
-    if args.summary == api.STDIN and args.pods == api.STDIN:
-        raise api.UsageError("--pods: - (standard input) is already read for --summary")
-    summary = stats.load_summary(args.summary)
-    pods = [obj for obj in Inputs().load(args.pods, "--pods") if isinstance(obj, V1Pod)]
-    source = api.source_name(args.pods)
-    if not pods:
-        raise api.UsageError(f"{source}: kind: no Pod in this file")
-    for pod in pods:
-        if not pod.metadata.uid:
-            raise api.UsageError(f"{source}: {pod.metadata.name}: metadata.uid: missing; the kubelet matches stats "
-                                 "by UID (use the output of kubectl get pods -o yaml)")
+    summary = args.inputs.summary(args.summary, "--summary")  # read and checked, --signal too (main: read_inputs)
+    pods = [obj for obj in args.inputs.load(args.pods, "--pods") if obj.kind == "Pod"]
     dedicated = {"auto": None, "dedicated": True, "shared": False}[args.imagefs]
     report = rank_pods(summary, pods, args.signal, dedicated)
     if args.output == "json":

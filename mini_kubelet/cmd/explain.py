@@ -43,14 +43,17 @@ import os
 import sys
 import textwrap
 from decimal import Decimal
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-from kubernetes.client import V1Node, V1Pod
+from kubernetes.client import V1Pod
 
 from mini_kubelet import api, features, kubelet, qos, resource
-from mini_kubelet.cmd.inputs import Inputs, profile_json, profile_line, resource_notes, use_node_release
+from mini_kubelet.cmd.inputs import profile_json, profile_line, resource_notes, use_node_release
 from mini_kubelet.cmd.reservations import check_reservations, parse_reserved
 from mini_kubelet.cm.tree import DEFAULT_NODE_CAPACITY, DEFAULT_NODE_NOTE, OOM_SCORE_ADJ_FILE, Cgroup, cgroup_tree, node_capacity
+
+if TYPE_CHECKING:  # a Node's models load when a Node is read, not for every Pod
+    from kubernetes.client import V1Node
 
 SCHEMA_VERSION = "mini-kubelet.explain/v1"
 _QOS_SOURCE = "pkg/apis/core/v1/helper/qos/qos.go GetPodQOS"
@@ -355,22 +358,11 @@ def _swap_settings(args: argparse.Namespace, node: Optional[V1Node]) -> tuple[st
 
 def run(args: argparse.Namespace) -> int:
     """Explain each Pod in the file; bad input raises ManifestError or UsageError (one line, exit 2)."""
-    inputs = Inputs()
-    pod_source, node_source = api.source_name(args.pod_file), api.source_name(args.node or "")
-    objects = inputs.load(args.pod_file, "POD.yaml")
-    pods = [obj for obj in objects if isinstance(obj, V1Pod)]
-    if not pods:
-        raise api.UsageError(f"{pod_source}: kind: no Pod in this file")
-    nodes = [obj for obj in inputs.load(args.node, "--node") if isinstance(obj, V1Node)] if args.node else []
-    if args.node and len(nodes) != 1:
-        raise api.UsageError(f"{node_source}: kind: expected one Node, found {len(nodes)}")
-    if nodes and "memory" not in ((nodes[0].status.capacity if nodes[0].status else None) or {}):
-        raise api.UsageError(f"{node_source}: status.capacity.memory: missing (the OOM scores and /kubepods need it)")
+    inputs = args.inputs  # every file read, the Pods and the Node checked (main: read_inputs)
+    pods = [obj for obj in inputs.load(args.pod_file, "POD.yaml") if obj.kind == "Pod"]
+    nodes = [obj for obj in inputs.load(args.node, "--node") if obj.kind == "Node"] if args.node else []
     for pod in pods:
-        uid = pod.metadata.uid or ""
-        if "/" in uid or "_" in uid:
-            raise api.UsageError(f"{pod_source}: metadata.uid: a cgroup name cannot hold '/' or '_' (got {uid!r})")
-        if not uid:
+        if not pod.metadata.uid:
             pod.metadata.uid = "<uid>"  # a hand-written Pod: the API server would assign one
     try:
         reserved = {flag: parse_reserved(getattr(args, flag.replace("-", "_")), f"--{flag}")

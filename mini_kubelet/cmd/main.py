@@ -2,7 +2,8 @@
 
 Upstream: cmd/kubelet/app/options/options.go (the flags, declared apart from what runs them)
 Parsing the options imports nothing heavy: a command's module (and the Kubernetes client) is loaded
-only when that command runs, so `mini-kubelet --help` answers at once.
+only when that command runs, so `mini-kubelet --help` answers at once; and only once the files the command
+takes are read and checked (cmd/inputs.py read_inputs), so bad input is one line at once too.
 """
 
 from __future__ import annotations
@@ -52,6 +53,9 @@ def main(argv: list[str] | None = None) -> int:
         with features.release_profile(features.REFERENCE_RELEASE):  # put back afterwards, for callers in-process
             if hasattr(args, "kubernetes_version"):
                 use_profile(args, deferrable=args.command in RELEASE_FROM_INPUT)
+            from mini_kubelet.cmd.inputs import read_inputs
+
+            read_inputs(args)
             return importlib.import_module(f"mini_kubelet.cmd.{args.command}").run(args)
     except (ManifestError, UsageError) as err:
         print(f"{PROG}: {err}", file=sys.stderr)

@@ -11,7 +11,6 @@ from decimal import Decimal
 from typing import Optional
 
 from mini_kubelet import api
-from mini_kubelet.cm.node_allocatable import validate_node_allocatable
 from mini_kubelet.eviction.api import default_eviction_hard
 
 
@@ -54,6 +53,8 @@ def check_reservations(capacity: dict[str, Decimal], reserved: dict[str, dict[st
     Upstream: pkg/kubelet/cm/node_container_manager_linux.go containerManagerImpl.validateNodeAllocatable
     (the kubelet's container manager refuses to start)
     """
+    from mini_kubelet.cm.node_allocatable import validate_node_allocatable  # parse_reserved needs none of cm
+
     system, kube = reserved["system-reserved"], reserved["kube-reserved"]
     for name in validate_node_allocatable(capacity, system, kube, default_eviction_hard()):
         flags = " + ".join(f"--{flag}" for flag in ("system-reserved", "kube-reserved") if name in reserved[flag])

@@ -33,11 +33,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 from pathlib import Path
 
-from mini_kubelet import api, sim
-from mini_kubelet.cmd import run_report
+from mini_kubelet import api
 
 
 def _check_plot_path(path: str) -> None:
@@ -56,6 +54,8 @@ def _check_plot_path(path: str) -> None:
         if not os.access(target, os.W_OK):
             raise api.UsageError(f"--plot: {path}: the file cannot be written (permission denied)")
     else:
+        import tempfile
+
         try:  # a trial file proves the directory can be written (permissions, a read-only mount)
             with tempfile.NamedTemporaryFile(dir=folder, prefix=".plot-", suffix=target.suffix):
                 pass
@@ -71,8 +71,9 @@ def run(args: argparse.Namespace) -> int:
     """
     if args.plot:
         _check_plot_path(args.plot)
-    from mini_kubelet.sim.lifecycle.scenario import is_lifecycle, read_scenario
-    from mini_kubelet.sim.node.scenario import is_node
+    from mini_kubelet.sim.check import check_fields
+    from mini_kubelet.sim.reader import read_scenario
+
     doc, where, base, name = read_scenario(args.scenario)
     use_scenario_release(args, doc, where)
     refusal = refuses_to_start(doc, where)
@@ -86,12 +87,17 @@ def run(args: argparse.Namespace) -> int:
         else:
             print("\n".join(filter(None, [profile_line(args), refusal])))
         return 1
-    if is_lifecycle(doc):
-        return _run_lifecycle(args, doc, where, base, name)
-    if is_node(doc):
-        return _run_node(args, doc, where, base, name)
-    if not isinstance(doc, dict):
+    kind = doc.get("replay") if isinstance(doc, dict) and doc.get("replay") in ("lifecycle", "node") else "eviction"
+    if kind == "eviction" and not isinstance(doc, dict):
         raise api.ManifestError(where, "", f"expected a mapping, got {api.type_name(doc)}")
+    check_fields(doc, kind, where, base)  # from the field tables: a bad field is one line before the client loads
+    if kind == "lifecycle":
+        return _run_lifecycle(args, doc, where, base, name)
+    if kind == "node":
+        return _run_node(args, doc, where, base, name)
+    from mini_kubelet import sim
+    from mini_kubelet.cmd import run_report
+
     timeline = sim.run_scenario(sim.load_scenario(doc, name=name, where=where, base=base))
     return _report(args, timeline, run_report, sim.plot_timeline, sim.check_expect)
 

@@ -12,15 +12,13 @@ from kubernetes.client import V1Node, V1Pod
 
 from mini_kubelet import api
 from mini_kubelet.cmd.explain import amount
-from mini_kubelet.cmd.inputs import Inputs, kubelet_version_note, profile_line, resource_notes
+from mini_kubelet.cmd.inputs import kubelet_version_note, profile_line, resource_notes
 from mini_kubelet.cmd.text import table
 
 
 def run(args: argparse.Namespace) -> int:
     """Print each Pod's and Node's resources, one table row per resource ("-" reads standard input)."""
-    if args.files.count(api.STDIN) > 1:
-        raise api.UsageError("- (standard input) can be given only once")
-    inputs = Inputs()
+    inputs = args.inputs  # every file read and checked (main: read_inputs)
     if profile_line(args):
         print(profile_line(args))
     for path in args.files:

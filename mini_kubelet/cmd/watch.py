@@ -15,6 +15,7 @@ An unreachable cluster, a bad kubeconfig, a refusal (401/403) or a missing Node:
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from mini_kubelet import api
@@ -26,14 +27,15 @@ def run(args: argparse.Namespace) -> int:
     Upstream: pkg/kubelet/config/apiserver.go NewSourceApiserver (the list and watch), and kubelet.go's
     handling of what it delivers
     """
+    if args.connections < 0:
+        raise api.UsageError("--connections: expected 0 (watch until interrupted) or more")
+    read_kubeconfig(args.kubeconfig)
     from kubernetes.client import CoreV1Api
 
     from mini_kubelet.cmd.inputs import profile_line, use_node_release
     from mini_kubelet.cmd.watch_report import admit_all, pod_view, render
     from mini_kubelet.config.apiserver import SourceApiserver, load_client
 
-    if args.connections < 0:
-        raise api.UsageError("--connections: expected 0 (watch until interrupted) or more")
     client = load_client(args.kubeconfig, args.context)
     seen: dict[str, tuple[str, object]] = {}  # uid -> (resourceVersion, pod)
     state = {"node": None}
@@ -80,6 +82,32 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print(file=sys.stderr)
     return 0
+
+
+def read_kubeconfig(paths: str) -> None:
+    """Read and parse the kubeconfig's files as the client will, before it loads: UsageError if one cannot be used.
+
+    As the client does, paths may be a list joined by ':', ~ is expanded and a missing file is skipped; a file
+    that cannot be read, is empty or is not a YAML mapping is one line at once. The rest is the client's to check.
+    """
+    problem = "Invalid kube-config file. No configuration found."  # the client's words when no file exists
+    for path in (os.path.expanduser(p) for p in paths.split(os.pathsep) if p):
+        if not os.path.exists(path):
+            continue
+        where = "" if path == paths else f"{path}: "
+        try:
+            docs = api.parse_yaml_documents(api.read_text(os.path.abspath(path)), path)  # abspath: "-" is a file here
+        except api.ManifestError as err:
+            raise api.UsageError(f"{paths}: cannot use this kubeconfig: {where}"
+                                 + (f"{err.path}: {err.problem}" if err.path else err.problem)) from None
+        if not docs:
+            raise api.UsageError(f"{paths}: cannot use this kubeconfig: Invalid kube-config. {path} file is empty")
+        if len(docs) == 1 and not isinstance(docs[0], dict):
+            raise api.UsageError(f"{paths}: cannot use this kubeconfig: {where}expected a mapping (a kind: Config), "
+                                 f"got {api.type_name(docs[0])}")
+        problem = ""
+    if problem:
+        raise api.UsageError(f"{paths}: cannot use this kubeconfig: {problem}")
 
 
 def _read_node(source, core, name: str, kubeconfig: str):

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Callable, Iterable, Optional
-
-from kubernetes.client import V1Pod
+from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
 from .. import stats as statsapi
 from . import api
 from .api import Threshold, get_threshold_quantity, valid_signal  # noqa: F401 (valid_signal re-exported)
 from .thresholds import compare_threshold_value, has_threshold, merge_thresholds  # noqa: F401 (re-exported)
+
+if TYPE_CHECKING:
+    from kubernetes.client import V1Pod
 
 # --8<-- [start:signal_maps]
 MEMORY_PRESSURE = "MemoryPressure"
@@ -61,7 +62,7 @@ class SignalObservation:
     time: Optional[datetime] = None
 
 
-StatsFunc = Callable[[V1Pod], Optional[statsapi.PodStats]]  # a pod's stats, or None when the summary has none
+StatsFunc = Callable[["V1Pod"], Optional[statsapi.PodStats]]  # a pod's stats, or None when the summary has none
 # --8<-- [end:signal_observation]
 
 

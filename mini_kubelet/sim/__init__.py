@@ -169,16 +169,33 @@ goes through it:
 
 from __future__ import annotations
 
+import importlib
+
 from ..eviction import signals
-from .eviction.expect import check_expect
-from .eviction.plot import plot_timeline
-from .eviction.replay import (EVICTION_MONITORING_PERIOD, KILL_POD_MIN_TIMEOUT, POD_CLEANUP_POLL_FREQ, POD_CLEANUP_TIMEOUT,
-                     ZERO_TIME, run_scenario)
-from .eviction.scenario import DEFAULT_DURATION, PRIORITY_CLASSES, Event, PodPlan, Scenario, load_scenario
 from .series import PAGE_SIZE, Series, format_duration, parse_duration
-from .eviction.summary import RunningPod, build_summary, scenario_time
-from .eviction.timeline import (Admission, Eviction, Happening, RankedPod, Step, Timeline, decided_by, format_bytes,
-                       format_signed_bytes, pod_label, rank_rows, threshold_text, value_text)
+
+# The other names, each loaded from its module when first asked for (PEP 562 __getattr__): reading a scenario's
+# fields (reader.py, fields.py) loads no replay, and so not the Kubernetes client.
+_NAMES = {
+    "eviction.expect": "check_expect", "eviction.plot": "plot_timeline",
+    "eviction.replay": "EVICTION_MONITORING_PERIOD KILL_POD_MIN_TIMEOUT POD_CLEANUP_POLL_FREQ POD_CLEANUP_TIMEOUT ZERO_TIME "
+              "run_scenario",
+    "eviction.scenario": "DEFAULT_DURATION PRIORITY_CLASSES Event PodPlan Scenario load_scenario",
+    "eviction.summary": "RunningPod build_summary scenario_time",
+    "eviction.timeline": "Admission Eviction Happening RankedPod Step Timeline decided_by format_bytes format_signed_bytes "
+                "pod_label rank_rows threshold_text value_text",
+}
+_MODULE_OF = {name: module for module, names in _NAMES.items() for name in names.split()}
+
+
+def __getattr__(name: str):
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "signals", "check_expect", "plot_timeline", "run_scenario", "load_scenario", "build_summary",

@@ -17,6 +17,16 @@ from .series import format_duration
 
 REQUIRED = object()  # the default of a field that must be given
 
+# The defaults and bounds the tables state, kept here so that the tables load without the readers (nor the client).
+DEFAULT_DURATION = 600  # seconds an eviction replay runs when the scenario gives no duration (10m)
+MAX_DURATION = 24 * 3600  # a day: 8640 passes, replayed in seconds; a longer replay is refused at once
+DEFAULT_LIFECYCLE_DURATION = 120  # seconds
+MAX_LIFECYCLE_DURATION = 6 * 3600  # the replay steps every second
+DEFAULT_NODE_DURATION = 3600
+MAX_NODE_DURATION = 7 * 24 * 3600  # a week: the replay is event-driven, so a long stretch costs passes, not seconds
+MAX_PODS_DEFAULT = 110  # KubeletConfiguration maxPods default
+IMAGE_GC_HIGH_DEFAULT, IMAGE_GC_LOW_DEFAULT = 85, 80  # imageGCHighThresholdPercent / imageGCLowThresholdPercent
+
 
 @dataclass(frozen=True)
 class Field:
@@ -117,7 +127,6 @@ PROFILE = (  # read (and taken out) before the format's own fields: by `mini-kub
 
 
 def _eviction() -> dict[str, tuple[Field, ...]]:
-    from .eviction.scenario import DEFAULT_DURATION, MAX_DURATION
     return {
         "": TOP + (F("duration", DURATION, DEFAULT_DURATION, "", f"how long to replay, at most "
                      f"{format_duration(MAX_DURATION)}", format_duration(DEFAULT_DURATION)),
@@ -147,7 +156,6 @@ def _eviction() -> dict[str, tuple[Field, ...]]:
 
 
 def _lifecycle() -> dict[str, tuple[Field, ...]]:
-    from .lifecycle.scenario import DEFAULT_LIFECYCLE_DURATION, MAX_LIFECYCLE_DURATION
     pod, container = F("pod", "string", REQUIRED, "", "the Pod's metadata.name (a static Pod's also its manifest's)"), \
         F("container", "string", None, "", "the container", "the Pod's first")
     at = F("at", DURATION, REQUIRED, "", "when, from the start")
@@ -212,8 +220,6 @@ def _lifecycle() -> dict[str, tuple[Field, ...]]:
 
 
 def _node() -> dict[str, tuple[Field, ...]]:
-    from .node.scenario import DEFAULT_NODE_DURATION, IMAGE_GC_HIGH_DEFAULT, IMAGE_GC_LOW_DEFAULT, MAX_NODE_DURATION, \
-        MAX_PODS_DEFAULT
     eviction = _eviction()
     pod = F("pod", "string", REQUIRED, "", "the Pod's name")
     entry = eviction["pods[]"] + (

@@ -8,16 +8,18 @@ defaults are the release's (evictionHard for Linux: imagefs.inodesFree<5% too fr
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import api
-from ..cm.node_allocatable import get_node_allocatable_absolute
-from ..eviction import manager as mgr, thresholds as th
+from ..eviction import thresholds as th
 from .. import features
 from ..eviction.api import merge_default_eviction_hard
 from . import fields
 from .reader import Reader
 from .series import format_duration
+
+if TYPE_CHECKING:
+    from ..eviction import manager as mgr
 
 RESERVABLE = ("cpu", "memory", "ephemeral-storage", "pid")  # cmd/kubelet/app/server.go parseResourceList
 KUBELET_KEYS = tuple(f.name for f in fields.KUBELET)  # the scenario's node.kubelet (mini_kubelet/sim/fields.py)
@@ -33,6 +35,23 @@ def kubelet_settings(r: Reader, raw: Any, capacity: dict[str, int]) -> tuple[mgr
     for what is omitted: cmd/kubelet/app/server.go loadConfigFile); the limit is
     pkg/kubelet/cm/node_container_manager_linux.go getNodeAllocatableAbsoluteImpl
     """
+    from ..cm.node_allocatable import get_node_allocatable_absolute
+    from ..eviction import manager as mgr
+
+    thresholds, transition, kubelet = checked_kubelet_settings(r, raw, capacity)
+    limit = capacity["memory"]
+    if "pods" in kubelet["enforceNodeAllocatable"]:
+        limit = api.value(get_node_allocatable_absolute({"memory": capacity["memory"]}, kubelet["systemReserved"],
+                                                        kubelet["kubeReserved"])["memory"])
+    config = mgr.Config(max_pod_grace_period_seconds=kubelet["evictionMaxPodGracePeriod"],
+                        pressure_transition_period=timedelta(seconds=transition), thresholds=thresholds)
+    return config, kubelet, limit
+# --8<-- [end:kubelet_settings]
+
+
+def checked_kubelet_settings(r: Reader, raw: Any, capacity: dict[str, int]) -> tuple[list, int, dict]:
+    """What kubelet_settings reads, every setting checked: the thresholds, the transition period in seconds, the
+    settings as written (defaults filled in). Needs no model, so a scenario is checked before the client loads."""
     merge_known = features.DEFAULT_FEATURE_GATE.changed("MergeDefaultEvictionSettings")  # a config field from 1.33
     raw = r.mapping(raw if raw is not None else {}, "node.kubelet", KUBELET_KEYS + (MERGE_KEY,) * merge_known)
     p = "node.kubelet"
@@ -73,15 +92,8 @@ def kubelet_settings(r: Reader, raw: Any, capacity: dict[str, int]) -> tuple[mgr
     if memory_reserved > capacity["memory"]:
         r.fail(f"{p}.systemReserved", f"systemReserved + kubeReserved memory ({memory_reserved}) is more than the "
                                       f"node's capacity ({capacity['memory']}); the kubelet would not start")
-    limit = capacity["memory"]
-    if "pods" in enforce:
-        limit = api.value(get_node_allocatable_absolute({"memory": capacity["memory"]}, reserved["systemReserved"],
-                                                        reserved["kubeReserved"])["memory"])
-    config = mgr.Config(max_pod_grace_period_seconds=max_grace, pressure_transition_period=timedelta(seconds=transition),
-                        thresholds=thresholds)
     kubelet = {"evictionHard": hard, "evictionSoft": soft, "evictionSoftGracePeriod": grace,
                "evictionMinimumReclaim": reclaim, "evictionPressureTransitionPeriod": format_duration(transition),
                "evictionMaxPodGracePeriod": max_grace, "enforceNodeAllocatable": enforce, **reserved,
                **({MERGE_KEY: merge} if MERGE_KEY in raw else {}), "defaulted": [key for key in KUBELET_KEYS if key not in raw]}
-    return config, kubelet, limit
-# --8<-- [end:kubelet_settings]
+    return thresholds, transition, kubelet

@@ -16,12 +16,12 @@ from kubernetes.client import V1Pod
 from ... import api, resource, types
 from ...eviction import manager as mgr
 from .. import fields
+from ..check import eviction_top
 from ..reader import Reader, read_scenario
 from ..series import Series
 from ..settings import kubelet_settings
 
-DEFAULT_DURATION = 600  # seconds replayed when the scenario gives no duration (10m)
-MAX_DURATION = 24 * 3600  # a day: 8640 passes, replayed in seconds; a longer replay is refused at once
+DEFAULT_DURATION, MAX_DURATION = fields.DEFAULT_DURATION, fields.MAX_DURATION
 PRIORITY_CLASSES = types.SYSTEM_PRIORITY_CLASSES  # the built-in classes' values, resolved by types.resolve_system_priority
 CONTAINER_KEYS = tuple(f.name for f in fields.CONTAINER_USAGE)  # a container's usage series
 POD_KEYS = tuple(f.name for f in fields.POD_USAGE)  # a pod's own usage
@@ -85,12 +85,7 @@ def load_scenario(source: Union[str, Path, dict], *, name: str = "scenario", whe
     else:
         doc, where, base, name = read_scenario(source)
     r = Reader(where, base)
-    if isinstance(doc, dict) and isinstance(doc.get("kind"), str) and "apiVersion" in doc:
-        raise api.ManifestError(where, "kind", f"this is a {doc['kind']} manifest, not a scenario (a scenario has node:, "
-                                "pods: and events:, and takes Pods under pods:; see examples/scenarios/)")
-    doc = r.mapping(doc, "", fields.names(EVICTION, ""))
-    if doc.get("replay", fields.default(EVICTION, "", "replay")) != "eviction":
-        r.fail("replay", f"expected eviction (the default) or lifecycle, got {doc['replay']!r}")
+    doc = eviction_top(r, doc)
     node = r.mapping(doc.get("node"), "node", fields.names(EVICTION, "node"))
     capacity_raw = r.mapping(node.get("capacity"), "node.capacity", _CAPACITY_KEYS)
     for key in fields.required(EVICTION, "node.capacity"):

@@ -23,8 +23,7 @@ from ..reader import Reader, read_scenario  # noqa: F401  (read_scenario: for th
 from ..series import format_duration
 
 LIFECYCLE = "lifecycle"
-DEFAULT_LIFECYCLE_DURATION = 120  # seconds
-MAX_LIFECYCLE_DURATION = 6 * 3600  # the replay steps every second
+DEFAULT_LIFECYCLE_DURATION, MAX_LIFECYCLE_DURATION = fields.DEFAULT_LIFECYCLE_DURATION, fields.MAX_LIFECYCLE_DURATION
 DEFAULT_NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-1"},
                 "status": {"allocatable": {"cpu": "4", "memory": "16Gi", "pods": "110"},
                            "capacity": {"cpu": "4", "memory": "16Gi", "pods": "110"}}}
@@ -162,6 +161,8 @@ def _read_doc(r: Reader, entry: dict, path: str) -> Any:
     """The one document of `file:` (relative to the scenario) or the inline `manifest:`."""
     if "manifest" in entry:
         return copy.deepcopy(entry["manifest"])
+    if "file" not in entry:
+        r.fail(path, "give either file: (a path) or manifest: (an inline Pod)")
     file = r.base / str(entry["file"])
     if not file.is_file():
         r.fail(f"{path}.file", f"no such file: {file}")
@@ -179,7 +180,7 @@ def read_pod_doc(r: Reader, entry: dict, path: str) -> Any:
     """
     doc = _read_doc(r, entry, path)
     kind = doc.get("kind") if isinstance(doc, dict) else None
-    if kind not in api.WORKLOAD_TEMPLATES or entry.get("source", "api") != "api":
+    if not isinstance(kind, str) or kind not in api.WORKLOAD_TEMPLATES or entry.get("source", "api") != "api":
         return doc
     where = f"{path}.manifest" if "manifest" in entry else f"{path}.file"
     try:

@@ -28,10 +28,9 @@ from ..series import Series, format_duration
 from ..settings import KUBELET_KEYS, kubelet_settings
 
 NODE = "node"
-DEFAULT_NODE_DURATION = 3600
-MAX_NODE_DURATION = 7 * 24 * 3600  # a week: the replay is event-driven, so a long stretch costs passes, not seconds
-MAX_PODS_DEFAULT = 110  # KubeletConfiguration maxPods default
-IMAGE_GC_HIGH_DEFAULT, IMAGE_GC_LOW_DEFAULT = 85, 80  # imageGCHighThresholdPercent / imageGCLowThresholdPercent
+DEFAULT_NODE_DURATION, MAX_NODE_DURATION = fields.DEFAULT_NODE_DURATION, fields.MAX_NODE_DURATION
+MAX_PODS_DEFAULT = fields.MAX_PODS_DEFAULT
+IMAGE_GC_HIGH_DEFAULT, IMAGE_GC_LOW_DEFAULT = fields.IMAGE_GC_HIGH_DEFAULT, fields.IMAGE_GC_LOW_DEFAULT
 # The fields of a `replay: node` scenario are in mini_kubelet/sim/fields.py (the format "node"), as read here.
 NODE_KUBELET_KEYS = fields.names(NODE, "node.kubelet")[len(KUBELET_KEYS):]  # maxPods and the image GC thresholds
 POD_KEYS = fields.names(NODE, "pods[]")
