@@ -12,9 +12,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Optional
 
-from mini_kubelet.api import parse_quantity
 from mini_kubelet.clock import Clock
-from mini_kubelet.resource import canonical_quantity
+from mini_kubelet.eviction.api import quantity_string
 
 # --8<-- [start:reasons]
 CREATED_CONTAINER = "Created"
@@ -74,7 +73,7 @@ def _resources_json(resources) -> dict:
     for field_name in ("limits", "requests"):
         amounts = getattr(resources, field_name, None) or {}
         if amounts:
-            out[field_name] = {k: canonical_quantity(parse_quantity(v), v) for k, v in sorted(amounts.items())}
+            out[field_name] = {k: quantity_string(str(v)) for k, v in sorted(amounts.items())}
     claims = getattr(resources, "claims", None) or []
     if claims:
         out["claims"] = [{"name": c.name, **({"request": c.request} if c.request else {})} for c in claims]

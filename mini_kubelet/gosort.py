@@ -1,7 +1,7 @@
 """Go's slices.SortFunc step for step, so that a comparison that is not a strict order sorts as the kubelet's does.
 
-Upstream: Go's slices/zsortanyfunc.go (pdqsortCmpFunc and its helpers) and sort/sort.go (xorshift,
-nextPowerOfTwo), which the kubelet's slices.SortFunc runs. Python's sort would give another order whenever
+Upstream: Go's slices/zsortanyfunc.go (pdqsortCmpFunc and its helpers) and slices/sort.go (SortFunc,
+xorshift, nextPowerOfTwo) in the Go that builds the kubelet. Python's sort would give another order whenever
 the comparison contradicts itself, as the allocation manager's order of pending resizes does.
 """
 
@@ -149,15 +149,14 @@ def _break_patterns(data: list, a: int, b: int) -> None:
     if length < 8:
         return
     random, modulus = length, 1 << length.bit_length()
-    idx = a + (length // 4) * 2 - 1
-    for i in range(3):
+    for idx in range(a + (length // 4) * 2 - 1, a + (length // 4) * 2 + 2):
         random ^= (random << 13) & _MASK  # xorshift.Next
         random ^= random >> 7
         random ^= (random << 17) & _MASK
         other = random & (modulus - 1)
         if other >= length:
             other -= length
-        data[idx - 1 + i], data[a + other] = data[a + other], data[idx - 1 + i]
+        data[idx], data[a + other] = data[a + other], data[idx]
 
 
 def _choose_pivot(data: list, a: int, b: int, cmp: Cmp) -> tuple[int, str]:

@@ -30,7 +30,7 @@ from ..events import NORMAL, RESIZE_DEFERRED, RESIZE_INFEASIBLE, RESIZE_STARTED,
 from ..events import pod_resize_pending_msg, pod_resize_started_msg
 from ..gosort import sort_func
 from ..lifecycle import ADD_OPERATION, RESIZE_OPERATION, PodAdmitAttributes, PodAdmitResult
-from ..status.status_manager import POD_REASON_DEFERRED, POD_REASON_INFEASIBLE, POD_RESIZE_PENDING, StatusManager
+from ..status.status_manager import POD_REASON_INFEASIBLE, POD_RESIZE_PENDING, StatusManager
 
 GATE = "InPlacePodVerticalScaling"
 MODELLED_RELEASE = "1.36"  # the release whose resize path this package follows
@@ -146,6 +146,7 @@ class Manager:
         self.recorder = recorder or Recorder(status_manager.clock)
         self.allocated: dict[str, PodResourceInfo] = {}
         self.pods_with_pending_resizes: list[str] = []
+        self.preempted: list[V1Pod] = []  # running pods a handler killed to make room (a critical pod's admission)
         self.deferred_accepted: dict[str, int] = {}  # kubelet_pod_deferred_accepted_resizes_total by retry trigger
 
     def update_pod_from_allocation(self, pod: Optional[V1Pod]) -> tuple[Optional[V1Pod], bool]:
@@ -173,10 +174,15 @@ class Manager:
         return [self.update_pod_from_allocation(p)[0] for p in active_pods]
 
     def can_admit_pod(self, allocated_pods: list[V1Pod], pod: V1Pod, operation: str) -> tuple[bool, str, str]:
-        """The first handler's refusal, against the other pods (the pod itself left out). Upstream: manager.canAdmitPod"""
+        """The first handler's refusal, against the other pods (the pod itself left out).
+
+        Even a resize runs the kubelet's critical-pod preemption: a critical pod's resize can kill others to fit.
+        Upstream: pkg/kubelet/allocation/allocation_manager.go manager.canAdmitPod
+        """
         attrs = PodAdmitAttributes(pod, [p for p in allocated_pods if p.metadata.uid != pod.metadata.uid], operation)
         for handler in self.admit_handlers:
             result = handler(attrs)
+            self.preempted += result.preempted
             if not result.admit:
                 return False, result.reason, result.message
         return True, "", ""
@@ -198,7 +204,8 @@ class Manager:
     def handle_pod_resources_resize(self, pod: V1Pod) -> bool:
         """Allocate the desired resources if they fit; else PodResizePending, Infeasible or Deferred. True if allocated.
 
-        Any refusal but Infeasible is Deferred; the event names the handler's own reason (OutOfcpu, ...).
+        Any refusal but Infeasible is Deferred (the status manager stores it so); the event names the handler's
+        own reason (OutOfcpu, ...).
         Upstream: pkg/kubelet/allocation/allocation_manager.go manager.handlePodResourcesResize
         """
         require_in_place_resize()
@@ -217,7 +224,7 @@ class Manager:
             return True
         if reason:
             infeasible = reason == POD_REASON_INFEASIBLE
-            if sm.set_pod_resize_pending_condition(uid, reason if infeasible else POD_REASON_DEFERRED, message, generation):
+            if sm.set_pod_resize_pending_condition(uid, reason, message, generation):
                 self.recorder.eventf(involved, WARNING, RESIZE_INFEASIBLE if infeasible else RESIZE_DEFERRED,
                                      pod_resize_pending_msg(pod, reason, message, generation))
         return False

@@ -304,15 +304,17 @@ class StatusManager:
         return self.pod_resize_conditions.get(uid, PodResizeConditions()).list()
 
     def set_pod_resize_pending_condition(self, uid: str, reason: str, message: str, observed_generation: int) -> bool:
-        """Set PodResizePending; True when its reason or generation changed, which is when the kubelet records an event.
+        """Set PodResizePending, Infeasible or else Deferred; True when that or the generation changed (then an event).
 
+        Any reason but Infeasible (an admit handler's OutOfcpu, say) is stored as Deferred.
         Upstream: pkg/kubelet/status/status_manager.go manager.SetPodResizePendingCondition
         """
+        reason = POD_REASON_INFEASIBLE if reason == POD_REASON_INFEASIBLE else POD_REASON_DEFERRED
         cached = self.pod_resize_conditions.setdefault(uid, PodResizeConditions())
         old = cached.pending
         cached.pending = updated_pod_resize_condition(POD_RESIZE_PENDING, old, reason, message, observed_generation,
                                                       self.clock.now())
-        return old is None or (old.reason or "") != reason or (old.observed_generation or 0) != observed_generation
+        return old is None or old.reason != reason or (old.observed_generation or 0) != observed_generation
 
     def set_pod_resize_in_progress_condition(self, uid: str, reason: str, message: str, observed_generation: int) -> None:
         """Set PodResizeInProgress (reason Error when actuating failed). Upstream: manager.SetPodResizeInProgressCondition"""
