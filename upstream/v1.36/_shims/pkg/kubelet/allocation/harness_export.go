@@ -34,7 +34,7 @@ type harnessContainerManager struct {
 }
 
 func (h *harnessContainerManager) GetNodeAllocatableAbsolute() v1.ResourceList { return h.allocatable }
-func (h *harnessContainerManager) GetNodeConfig() cm.NodeConfig            { return h.nodeConfig }
+func (h *harnessContainerManager) GetNodeConfig() cm.NodeConfig                { return h.nodeConfig }
 
 // HarnessResize is what handlePodResourcesResize left: the resize conditions (and which kept the transition
 // time the same condition had before), the allocation, the events.
