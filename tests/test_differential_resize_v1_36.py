@@ -238,7 +238,7 @@ def test_retry_pending_resizes(v136, pods, others, node, trigger):
 
 
 @differential
-@given(pods=pending_resizes(least=13, most=40), node=ps.nodes())
+@given(pods=pending_resizes(least=13, most=30), node=ps.nodes())
 def test_pending_resizes_sort_as_go_sorts(v136, pods, node):
     """More than 12 pending resizes: Go's pdqsort, not its insertion sort, orders them (the comparison contradicts
     itself, so only the same algorithm gives the same order)."""
