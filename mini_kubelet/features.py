@@ -58,7 +58,10 @@ VERSIONED_FEATURE_GATES: dict[str, tuple[FeatureSpec, ...]] = {
     "CustomCPUCFSQuotaPeriod": _specs("1.27 alpha off", "1.36 GA on"),  # features.CPUCFSQuotaPeriod in the Go code
     "EventedPLEG": _specs("1.27 beta off", "1.30 alpha off"),  # alpha from 1.27.10, 1.28.6, 1.29.1 (#122720)
     "GracefulNodeShutdown": _specs("1.27 beta on"),
+    "InPlacePodLevelResourcesVerticalScaling": _specs("1.35 alpha off", "1.36 beta on"),
     "InPlacePodVerticalScaling": _specs("1.27 alpha off", "1.33 beta on", "1.35 GA on locked"),
+    "InPlacePodVerticalScalingExclusiveCPUs": _specs("1.32 alpha off"),
+    "InPlacePodVerticalScalingExclusiveMemory": _specs("1.34 alpha off"),
     "InPlacePodVerticalScalingInitContainers": _specs("1.36 beta on"),
     "KubeletCrashLoopBackOffMax": _specs("1.32 alpha off", "1.35 beta on"),
     "KubeletSeparateDiskGC": _specs("1.29 alpha off", "1.31 beta on"),

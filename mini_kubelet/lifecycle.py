@@ -55,6 +55,20 @@ class PodAdmitResult:
 # --8<-- [end:pod_admit_result]
 
 
+ADD_OPERATION, RESIZE_OPERATION = "add", "resize"  # what the allocation manager asks its handlers (1.35+)
+
+
+@dataclass
+class PodAdmitAttributes:
+    """The pod asked about, the pods already admitted (at their allocated resources), and why it is asked.
+
+    Upstream: pkg/kubelet/lifecycle/interfaces.go PodAdmitAttributes (Operation from 1.35)
+    """
+    pod: V1Pod
+    other_pods: list[V1Pod]
+    operation: str = ADD_OPERATION
+
+
 # --8<-- [start:failure_reasons]
 # --8<-- [start:insufficient_resource_error]
 @dataclass
@@ -211,6 +225,14 @@ def predicate_admit(pod: V1Pod, node: Optional[V1Node], other_pods: list[V1Pod],
         return rejected  # in v1.27 after the predicates, so a pod may be rejected after others were preempted
     return PodAdmitResult(True, preempted=preempted)
 # --8<-- [end:predicate_admit]
+
+
+def new_predicate_admit_handler(get_node: Callable[[], Optional[V1Node]], **options):
+    """predicate_admit as a handler of the allocation manager's chain (it asks the same for adds and resizes).
+
+    Upstream: pkg/kubelet/lifecycle/predicate.go NewPredicateAdmitHandler
+    """
+    return lambda attrs: predicate_admit(attrs.pod, get_node(), attrs.other_pods, **options)
 
 
 # --8<-- [start:os_rejection]

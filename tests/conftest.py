@@ -49,7 +49,7 @@ def pytest_runtest_makereport(item, call):
 # test_offline_install one offline folder. The differential and real-API-server tests build upstream's Go the first
 # time (minutes).
 LONGEST_FIRST = ("test_offline", "test_site", "test_site_pages", "test_labs", "test_offline_install",
-                 "test_differential", "test_differential_v1_36", "test_watch_apiserver")
+                 "test_differential", "test_differential_v1_36", "test_differential_resize_v1_36", "test_watch_apiserver")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -1,7 +1,8 @@
 """The status manager: the kubelet's cached status of each Pod, and the status the API server is sent.
 
 Upstream: pkg/kubelet/status/status_manager.go (SetPodStatus, TerminatePod, updateStatusInternal,
-checkContainerStateTransition, mergePodStatus, canBeDeleted)
+checkContainerStateTransition, mergePodStatus, canBeDeleted; from 1.33 the resize conditions PodResizePending
+and PodResizeInProgress, which replace status.resize, as v1.36.5 keeps them)
 Upstream's manager writes to the API server from its own goroutine (syncBatch); here the caller asks for
 the status the API would hold (`api_status`) whenever it wants to read it, on the virtual clock.
 """
@@ -23,8 +24,38 @@ from ..container import all_containers_could_restart, container_should_restart, 
 from ..kubelet_pods import POD_CONDITIONS_BY_KUBELET
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
+# --8<-- [start:resize_constants]
+POD_RESIZE_PENDING, POD_RESIZE_IN_PROGRESS = "PodResizePending", "PodResizeInProgress"  # k8s.io/api/core/v1
+POD_REASON_DEFERRED, POD_REASON_INFEASIBLE, POD_REASON_ERROR = "Deferred", "Infeasible", "Error"
+# --8<-- [end:resize_constants]
 CONTAINER_STATUS_UNKNOWN = "ContainerStatusUnknown"
 _UNKNOWN_MESSAGE = "The container could not be located when the pod was terminated"
+
+
+@dataclass
+class PodResizeConditions:
+    """A pod's two resize conditions, either absent. Upstream: status_manager.go podResizeConditions"""
+
+    pending: Optional[V1PodCondition] = None
+    in_progress: Optional[V1PodCondition] = None
+
+    def list(self) -> list[V1PodCondition]:
+        """Pending first, then in progress. Upstream: podResizeConditions.List"""
+        return [c for c in (self.pending, self.in_progress) if c is not None]
+
+
+# --8<-- [start:updated_pod_resize_condition]
+def updated_pod_resize_condition(condition_type: str, old: Optional[V1PodCondition], reason: str, message: str,
+                                 observed_generation: int, now: datetime) -> V1PodCondition:
+    """A True resize condition probed now; it keeps its old transition time unless its reason changed.
+
+    Upstream: pkg/kubelet/status/status_manager.go updatedPodResizeCondition
+    """
+    since = old.last_transition_time if old is not None and (old.reason or "") == reason else now
+    return V1PodCondition(type=condition_type, status="True", reason=reason or None, message=message or None,
+                          observed_generation=observed_generation or None, last_probe_time=now,
+                          last_transition_time=since)
+# --8<-- [end:updated_pod_resize_condition]
 
 
 @dataclass
@@ -165,6 +196,7 @@ class StatusManager:
         self.generation = 0  # counts every change to the cached statuses
         self.api_generation = 0  # counts every status sent to the API server (api_statuses)
         self.log: list[str] = []
+        self.pod_resize_conditions: dict[str, PodResizeConditions] = {}
 
     def get_pod_status(self, uid: str) -> Optional[V1PodStatus]:
         """The cached status, or None. Upstream: manager.GetPodStatus"""
@@ -266,6 +298,51 @@ class StatusManager:
         cached = self.pod_statuses.get(uid)
         return cached is not None and cached.pod_is_finished
 
+    # --8<-- [start:resize_conditions]
+    def get_pod_resize_conditions(self, uid: str) -> list[V1PodCondition]:
+        """The pod's resize conditions, pending first. Upstream: manager.GetPodResizeConditions"""
+        return self.pod_resize_conditions.get(uid, PodResizeConditions()).list()
+
+    def set_pod_resize_pending_condition(self, uid: str, reason: str, message: str, observed_generation: int) -> bool:
+        """Set PodResizePending, Infeasible or else Deferred; True when that or the generation changed (then an event).
+
+        Any reason but Infeasible (an admit handler's OutOfcpu, say) is stored as Deferred.
+        Upstream: pkg/kubelet/status/status_manager.go manager.SetPodResizePendingCondition
+        """
+        reason = POD_REASON_INFEASIBLE if reason == POD_REASON_INFEASIBLE else POD_REASON_DEFERRED
+        cached = self.pod_resize_conditions.setdefault(uid, PodResizeConditions())
+        old = cached.pending
+        cached.pending = updated_pod_resize_condition(POD_RESIZE_PENDING, old, reason, message, observed_generation,
+                                                      self.clock.now())
+        return old is None or old.reason != reason or (old.observed_generation or 0) != observed_generation
+
+    def set_pod_resize_in_progress_condition(self, uid: str, reason: str, message: str, observed_generation: int) -> None:
+        """Set PodResizeInProgress (reason Error when actuating failed). Upstream: manager.SetPodResizeInProgressCondition"""
+        cached = self.pod_resize_conditions.setdefault(uid, PodResizeConditions())
+        cached.in_progress = updated_pod_resize_condition(POD_RESIZE_IN_PROGRESS, cached.in_progress, reason, message,
+                                                          observed_generation, self.clock.now())
+
+    def clear_pod_resize_pending_condition(self, uid: str) -> None:
+        """Upstream: manager.ClearPodResizePendingCondition"""
+        self.pod_resize_conditions.setdefault(uid, PodResizeConditions()).pending = None
+
+    def clear_pod_resize_in_progress_condition(self, uid: str) -> bool:
+        """Clear PodResizeInProgress; True if there was one. Upstream: manager.ClearPodResizeInProgressCondition"""
+        cached = self.pod_resize_conditions.setdefault(uid, PodResizeConditions())
+        had, cached.in_progress = cached.in_progress is not None, None
+        return had
+
+    def is_pod_resize_deferred(self, uid: str) -> bool:
+        """Upstream: manager.IsPodResizeDeferred"""
+        pending = self.pod_resize_conditions.get(uid, PodResizeConditions()).pending
+        return pending is not None and pending.reason == POD_REASON_DEFERRED
+
+    def is_pod_resize_infeasible(self, uid: str) -> bool:
+        """Upstream: manager.IsPodResizeInfeasible"""
+        pending = self.pod_resize_conditions.get(uid, PodResizeConditions()).pending
+        return pending is not None and pending.reason == POD_REASON_INFEASIBLE
+    # --8<-- [end:resize_conditions]
+
     def remove_orphaned_statuses(self, uids: set[str]) -> None:
         """Forget the statuses of pods no longer known. Upstream: manager.RemoveOrphanedStatuses"""
         for uid in [u for u in self.pod_statuses if u not in uids]:
@@ -273,6 +350,7 @@ class StatusManager:
             self.api_generation += 1
             del self.pod_statuses[uid]
             self.api_statuses.pop(uid, None)
+            self.pod_resize_conditions.pop(uid, None)
 
 
 def _waiting(c: V1ContainerStatus) -> bool:

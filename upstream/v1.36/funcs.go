@@ -12,6 +12,8 @@ package main
 // not. Other files add handlers from init(): resource.go (GetResourceRequestQuantity, GetResourceRequest).
 // Reached through a shim (_shims/pkg/kubelet/eviction/, exported names only): the eviction ranking functions and
 // threshold helpers, all unexported; their handlers are in eviction.go.
+// Through a shim (_shims/pkg/kubelet/allocation/, handlers in allocation.go): the allocation manager's unexported
+// handlePodResourcesResize and retryPendingResizes, on a manager built as its package's tests build one.
 // Through shims (_shims/, handlers in phase.go): kubelet's getPhase, and kuberuntime's computePodActions (with its
 // restartAllContainers argument) on the manager the package's tests build (newFakeKubeRuntimeManager, with the
 // exported fakes of k8s.io/cri-api/pkg/apis/testing and pkg/kubelet/container/testing, probe results set in its managers).

@@ -1,0 +1,4 @@
+"""The allocation manager and its resize admit handler.
+
+Upstream: pkg/kubelet/allocation/
+"""
