@@ -381,8 +381,8 @@ def _remove_stale(*current: Path) -> None:
     """Drop what earlier digests left in the cache beside each current entry."""
     for keep in current:
         for other in keep.parent.iterdir():
-            if other != keep:
-                shutil.rmtree(other) if other.is_dir() else other.unlink()
+            if other != keep:  # a build running beside this one (the site and the offline folder) may drop it first
+                shutil.rmtree(other, ignore_errors=True) if other.is_dir() else other.unlink(missing_ok=True)
 
 
 @event_priority(-100)  # after mkdocs-jupyter wrapped them
