@@ -18,7 +18,7 @@ from mini_kubelet.sim.lifecycle.replay import run_lifecycle
 from mini_kubelet.sim.lifecycle.scenario import load_lifecycle_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = sorted((ROOT / "examples" / "scenarios").glob("resize-*.yaml"))
+EXAMPLES = sorted((ROOT / "examples" / "scenarios").glob("lifecycle-resize-*.yaml"))
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
@@ -38,7 +38,7 @@ def replay(doc):
 
 
 def example(name):
-    return yaml.safe_load((ROOT / "examples" / "scenarios" / f"resize-{name}.yaml").read_text())
+    return yaml.safe_load((ROOT / "examples" / "scenarios" / f"lifecycle-resize-{name}.yaml").read_text())
 
 
 def test_cpu_up_writes_the_pod_cgroup_before_the_container():
@@ -95,7 +95,7 @@ def run_cli(*args):
 
 
 def test_v1_27_refuses_a_resize_event_in_one_line_naming_the_gate():
-    done = run_cli("examples/scenarios/resize-cpu-up.yaml", "--kubernetes-version", "1.27")
+    done = run_cli("examples/scenarios/lifecycle-resize-cpu-up.yaml", "--kubernetes-version", "1.27")
     assert done.returncode == 2 and "Traceback" not in done.stderr
     line = done.stderr.strip().splitlines()[-1]
     assert "events[0].resize" in line and "InPlacePodVerticalScaling" in line and "1.27" in line
