@@ -83,12 +83,14 @@ class KubeletSyncer:
 
         The pod and mirror pod as the pod manager holds them, the cached runtime status (a new object after every
         change the PLEG saw) and its IPs, the status manager's cached status (a new object after every change),
-        and the probe results of the pod's containers.
+        and the probe results of the pod's containers; with in-place resize, the pod's allocation too (a Deferred
+        resize allocated later changes what SyncPod does, the pod staying the same object).
         """
         probes = tuple((self.liveness.get(c.id), self.startup.get(c.id), self.readiness.get(c.id))
                        for c in pod_status.container_statuses)
+        allocated = self.allocation.allocated.get(pod.metadata.uid) if self.allocation is not None else None
         return ((pod, mirror_pod, pod_status, self.status_manager.pod_statuses.get(pod.metadata.uid)),
-                (tuple(pod_status.ips), probes))
+                (tuple(pod_status.ips), probes, allocated))
 
     def is_settled(self, pod: V1Pod, mirror_pod: Optional[V1Pod], pod_status: PodStatus) -> bool:
         """Whether SyncPod would change nothing: its last sync of the pod changed nothing, and its inputs are the same.
