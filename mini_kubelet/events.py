@@ -26,6 +26,7 @@ SANDBOX_CHANGED = "SandboxChanged"
 FAILED_CREATE_POD_SANDBOX = "FailedCreatePodSandBox"
 FAILED_POST_START_HOOK = "FailedPostStartHook"
 RESIZE_STARTED, RESIZE_DEFERRED, RESIZE_INFEASIBLE = "ResizeStarted", "ResizeDeferred", "ResizeInfeasible"
+RESIZE_COMPLETED = "ResizeCompleted"
 # --8<-- [end:reasons]
 
 NORMAL = "Normal"  # k8s.io/api/core/v1 EventTypeNormal
@@ -94,6 +95,11 @@ def _resize_json(pod, generation: int, error: Optional[str] = None) -> str:
 def pod_resize_started_msg(pod, generation: int) -> str:
     """The ResizeStarted message: every container's resources, as JSON. Upstream: pkg/kubelet/events PodResizeStartedMsg"""
     return "Pod resize started: " + _resize_json(pod, generation)
+
+
+def pod_resize_completed_msg(pod, generation: int) -> str:
+    """The ResizeCompleted message. Upstream: pkg/kubelet/events PodResizeCompletedMsg"""
+    return "Pod resize completed: " + _resize_json(pod, generation)
 
 
 def pod_resize_pending_msg(pod, reason: str, message: str, generation: int) -> str:

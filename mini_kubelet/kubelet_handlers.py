@@ -44,6 +44,7 @@ class KubeletHandlers:
         self.rejected: dict[str, kubelet.AdmissionOutcome] = {}  # what rejectPod wrote to the status manager
         self.container_deletions: list[tuple[str, str, bool]] = []  # podContainerDeletor requests
         self.log: list[str] = []
+        self.allocation = None  # the allocation manager, when the kubelet resizes in place (InPlacePodVerticalScaling)
 
     # --8<-- [start:handlers]
     def handle_pod_additions(self, pods: list[V1Pod]) -> None:
@@ -57,7 +58,10 @@ class KubeletHandlers:
         requested = {uid for uid, s in statuses.items() if s.is_termination_requested()}
         terminated = {uid for uid, s in statuses.items() if s.is_terminated()} | set(self.rejected)
         start = self.clock.now()
-        for outcome in kubelet.handle_pod_additions(pods, self.node, admitted=self.pod_manager.get_pods(),
+        admitted = self.pod_manager.get_pods()
+        if self.allocation is not None:  # the others count at their allocated resources, not a resize they asked for
+            admitted = [self.allocation.update_pod_from_allocation(p)[0] for p in admitted]
+        for outcome in kubelet.handle_pod_additions(pods, self.node, admitted=admitted,
                                                     termination_requested=requested, known_terminated=terminated,
                                                     **self.admit_options):
             self.pod_manager.add_pod(outcome.pod)  # always: the pod manager is the desired state
@@ -66,6 +70,8 @@ class KubeletHandlers:
             elif not outcome.result.admit:
                 self.rejected[outcome.pod.metadata.uid] = outcome
             else:
+                if self.allocation is not None:
+                    self.allocation.set_allocated_resources(outcome.pod)
                 self.dispatch_work(outcome.pod, SyncPodType.CREATE, self.pod_manager.get_mirror_pod_by_pod(outcome.pod), start)
 
     def handle_pod_updates(self, pods: list[V1Pod]) -> None:
@@ -79,6 +85,9 @@ class KubeletHandlers:
             if types.is_mirror_pod(pod):
                 self.handle_mirror_pod(pod, start)
                 continue
+            if self.allocation is not None and self.allocation.update_pod_from_allocation(pod)[1]:
+                self.allocation.push_pending_resize(pod.metadata.uid)  # a resize: decided before the sync
+                self.allocation.retry_pending_resizes("pod_updated")
             self.dispatch_work(pod, SyncPodType.UPDATE, self.pod_manager.get_mirror_pod_by_pod(pod), start)
 
     def handle_pod_removes(self, pods: list[V1Pod]) -> None:
@@ -95,6 +104,10 @@ class KubeletHandlers:
             err = self.delete_pod(pod)
             if err:  # housekeeping will delete it later
                 self.log.append(f"Failed to delete pod {pod.metadata.namespace}/{pod.metadata.name}: {err}")
+            if self.allocation is not None:  # its room is free: a Deferred resize may fit now
+                self.allocation.remove_pod(pod.metadata.uid)
+                if self.allocation.has_pending_resizes():
+                    self.allocation.retry_pending_resizes("pods_removed")
 
     def handle_pod_reconcile(self, pods: list[V1Pod]) -> None:
         """Pods whose status alone changed: sync if the Ready condition needs it; clean an evicted pod's containers.

@@ -72,6 +72,10 @@ class KubeletSyncer:
         self.settled: dict[str, tuple[tuple, tuple]] = {}  # uid -> the inputs of its last sync, if it changed nothing
         self.backing_off: dict[str, tuple] = {}  # uid -> its last sync, if it only met crash-loop back-offs
         self.update_pod: Optional[Callable[[UpdatePodOptions], None]] = None  # the pod workers' UpdatePod
+        # in-place resize (InPlacePodVerticalScaling): the allocation manager and the runtime manager's ResizeState;
+        # None: SyncPod takes the pod's spec as it is (v1.27, and every replay without a resize)
+        self.allocation = None
+        self.resize = None
 
     # --8<-- [start:settled]
     def sync_inputs(self, pod: V1Pod, mirror_pod: Optional[V1Pod], pod_status: PodStatus) -> tuple[tuple, tuple]:
@@ -79,12 +83,14 @@ class KubeletSyncer:
 
         The pod and mirror pod as the pod manager holds them, the cached runtime status (a new object after every
         change the PLEG saw) and its IPs, the status manager's cached status (a new object after every change),
-        and the probe results of the pod's containers.
+        and the probe results of the pod's containers; with in-place resize, the pod's allocation too (a Deferred
+        resize allocated later changes what SyncPod does, the pod staying the same object).
         """
         probes = tuple((self.liveness.get(c.id), self.startup.get(c.id), self.readiness.get(c.id))
                        for c in pod_status.container_statuses)
+        allocated = self.allocation.allocated.get(pod.metadata.uid) if self.allocation is not None else None
         return ((pod, mirror_pod, pod_status, self.status_manager.pod_statuses.get(pod.metadata.uid)),
-                (tuple(pod_status.ips), probes))
+                (tuple(pod_status.ips), probes, allocated))
 
     def is_settled(self, pod: V1Pod, mirror_pod: Optional[V1Pod], pod_status: PodStatus) -> bool:
         """Whether SyncPod would change nothing: its last sync of the pod changed nothing, and its inputs are the same.
@@ -219,9 +225,14 @@ class KubeletSyncer:
                 self.mirror_client.create_mirror_pod(pod)
         restarting_all = features.DEFAULT_FEATURE_GATE.enabled("RestartAllContainersOnContainerExits") and any(
             c.type == "AllContainersRestarting" and c.status == "True" for c in api_status.conditions or [])
+        if self.resize is not None:  # the runtime gets the pod at its allocation, in its pod cgroup
+            pod = self.allocation.update_pod_from_allocation(pod)[0]
+            self.resize.pod_cgroups.ensure_exists(pod)
         result = sync_pod(self.runtime, pod, pod_status, self.back_off, self.recorder, liveness=self.liveness,
                           startup=self.startup, termination_requested=self.is_pod_termination_requested(pod.metadata.uid),
-                          restarting_all_containers=restarting_all)
+                          restarting_all_containers=restarting_all, resize=self.resize)
+        if self.resize is not None:
+            self._resize_conditions(pod, result)
         if restarting_all and result.error() is None and self.update_pod is not None and any(
                 r.action == REMOVE_CONTAINER and r.error is None for r in result.sync_results):
             # the reset is done: sync again at once (that sync clears the condition and starts the init containers)
@@ -241,6 +252,27 @@ class KubeletSyncer:
             self._end_settling(pod, mirror_pod, begun, result)
         return False
     # --8<-- [end:sync_pod]
+
+    def _resize_conditions(self, pod: V1Pod, result) -> None:
+        """PodResizeInProgress after the runtime's sync: Error if the resize failed, cleared (ResizeCompleted) once
+        every container runs at its allocation.
+
+        Upstream: pkg/kubelet/kubelet.go Kubelet.SyncPod (the InPlacePodVerticalScaling part) and isPodResizeInProgress
+        """
+        from .allocation.allocation_manager import requirements_equal, resizable_containers
+        uid, generation = pod.metadata.uid, pod.metadata.generation or 0
+        failed = next((r for r in result.sync_results if r.action == "ResizePodInPlace" and r.error), None)
+        if failed is not None:
+            self.status_manager.set_pod_resize_in_progress_condition(uid, "Error", failed.message, generation)
+            return
+        actuated = self.resize.actuated
+        running = {c.name for c in self.runtime.containers.of(uid) if c.state == "running"}
+        in_progress = any(c.name in running and not requirements_equal(actuated.get_container_resources(uid, c.name)[0],
+                                                                        c.resources)
+                          for c in resizable_containers(pod))
+        if not in_progress and self.status_manager.clear_pod_resize_in_progress_condition(uid):
+            self.recorder.eventf(f"{pod.metadata.namespace}/{pod.metadata.name}", events.NORMAL, events.RESIZE_COMPLETED,
+                                 events.pod_resize_completed_msg(pod, generation))
 
     # --8<-- [start:sync_terminating_pod]
     def sync_terminating_pod(self, ctx: Context, pod: V1Pod, pod_status: PodStatus, grace_period: Optional[int],

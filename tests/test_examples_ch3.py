@@ -53,6 +53,16 @@ class Explained:
 
 
 EXPLAINED = {
+    # Mid-resize (v1.36 status): the cgroups are computed from the spec, what the pod wants (2 CPUs, 512Mi);
+    # shares 2048, quota 200000; v2 weight 1 + (2048-2)*9999//262142 = 1 + 78 = 79. Guaranteed: -997.
+    "resize-pending.yaml": Explained(
+        qos_class=qos.GUARANTEED,
+        config=helpers.ResourceConfig(memory=536870912, cpu_shares=2048, cpu_quota=200000, cpu_period=100000),
+        oom_score_adj={"app": -997},
+        cgroupfs="/kubepods/pod2f9c1a7e-6b0d-4d35-9a51-0c3f5e8b7d21",
+        systemd="/kubepods.slice/kubepods-pod2f9c1a7e_6b0d_4d35_9a51_0c3f5e8b7d21.slice",
+        v2_files={"cpu.weight": "79", "cpu.max": "200000 100000", "memory.max": "536870912"},
+    ),
     # Two containers, each with requests == limits for cpu and memory: Guaranteed.
     # requests cpu 500m + 100m = 600m -> shares 600*1024//1000 = 614 (614.4 truncated)
     # limits   cpu 600m -> quota 600*100000//1000 = 60000 (60ms of every 100ms)

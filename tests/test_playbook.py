@@ -75,6 +75,10 @@ def killed_with(report: dict) -> list:
     return [(k["pod"], k["gracePeriod"]) for k in report["kills"]]
 
 
+def resize_conditions(report: dict) -> list:
+    return [(r["time"], r["pod"], r["type"], r["status"], r["reason"]) for r in report.get("resizes", [])]
+
+
 def mirror_and_kills(report: dict) -> tuple:
     return report["watch"][-1]["status"], killed_with(report)
 
@@ -147,6 +151,12 @@ CASES = [
          evictions, [("default/hog", 130)], [("default/sleepy", 130), ("default/hog", 160)],
          ("2m10s", "2m40s")),
 ]
+CASES.append(Case(
+    "resize-stuck", run("resize-deferred"), run("resize-deferred-batch-request-1"),
+    ("pods", 1, "manifest", "spec", "containers", 0, "resources", "requests", "cpu"), "`batch` requests 1 CPU",
+    resize_conditions, [(10, "api", "PodResizePending", "True", "Deferred")],
+    [(10, "api", "PodResizeInProgress", "True", ""), (10, "api", "PodResizeInProgress", "removed", "")],
+    ("Node didn't have enough resource: cpu, requested: 2000, used: 2500, capacity: 4000", "ResizeDeferred")))
 IDS = [f"{c.page}:{c.changed[-1]}" for c in CASES]
 
 
@@ -191,7 +201,7 @@ def as_json(command: str) -> dict:
 
 def test_every_symptom_has_its_page_and_every_page_its_case():
     pages = sorted(p.stem for p in PLAYBOOK.glob("*.md"))
-    assert pages == sorted({c.page for c in CASES}) and len(pages) == 9
+    assert pages == sorted({c.page for c in CASES}) and len(pages) == 10
 
 
 def test_every_playbook_file_is_used_by_a_page():

@@ -16,7 +16,9 @@
 # 4. compute a container's `oom_score_adj`, and say why it uses the machine's memory and not allocatable;
 # 5. read a plot of that score and invert the formula;
 # 6. compute a node's allocatable memory, float32 quirk included;
-# 7. score a sidecar container as v1.36 does, never above the Pod's app containers.
+# 7. score a sidecar container as v1.36 does, never above the Pod's app containers;
+# 8. decide a resize as a v1.36 node does: accepted, Deferred or Infeasible;
+# 9. put a resize's cgroup writes in the order the kubelet makes them.
 #
 # **How the exercises work.** Each exercise is a function for you to write, followed by a check
 # cell. The check runs your function on cases whose answers come from the upstream Go code (the
@@ -640,6 +642,119 @@ check("Exercise 7: a sidecar's OOM score in v1.36", oom_score_adj_v136, [
 ])
 
 # %% [markdown]
+# ## Exercise 8: the node's resize decision in v1.36
+#
+# *The current release.* From v1.33 a running Pod's requests and limits can change in place
+# (`kubectl patch pod NAME --subresource resize`; the gate `InPlacePodVerticalScaling`, GA from
+# 1.35). The kubelet decides whether to apply the new values
+# (`pkg/kubelet/allocation/allocation_manager.go`, `handlePodResourcesResize`, in v1.36):
+#
+# 1. **Infeasible** (never on this node) for a Guaranteed Pod whose CPU request changes while the
+#    CPU manager's policy is `"static"`, or whose memory request changes while the memory manager's
+#    is `"Static"` (the exclusive-CPU and exclusive-memory resize gates are off in v1.36);
+# 2. otherwise **accepted** if the new requests fit beside the **other** Pods' allocated requests:
+#    for cpu and for memory, others + wanted <= allocatable;
+# 3. otherwise **Deferred**: kept, and tried again when Pods leave. Since v1.36 a request larger
+#    than the whole node is Deferred too (the API server now refuses such a patch).
+#
+# Write `resize_decision(allocatable, others, current, wanted, qos_class, cpu_policy, memory_policy)`
+# returning `"accepted"`, `"Deferred"` or `"Infeasible"`. `allocatable`, `others` (the sum of
+# the other Pods' allocated requests), `current` and `wanted` (the Pod's requests) are
+# `{"cpu": ..., "memory": ...}` quantity strings; `parse_quantity` reads them. The cases are the
+# rows of upstream's `TestRetryPendingResizes` (a node of 4 CPUs and 4Gi, two other Pods of 1 CPU
+# and 1Gi each) and `TestRetryPendingResizesGuanteedQOSPods`.
+
+# %%
+def resize_decision(allocatable: dict, others: dict, current: dict, wanted: dict, qos_class: str,
+                    cpu_policy: str, memory_policy: str) -> str:
+    """accepted, Deferred or Infeasible, as a v1.36 kubelet answers a resize."""
+    # BEGIN SOLUTION
+    if qos_class == "Guaranteed":
+        for name, policy, static in (("cpu", cpu_policy, "static"), ("memory", memory_policy, "Static")):
+            if policy == static and parse_quantity(wanted[name]) != parse_quantity(current[name]):
+                return "Infeasible"
+    fits = all(parse_quantity(others[name]) + parse_quantity(wanted[name]) <= parse_quantity(allocatable[name])
+               for name in ("cpu", "memory"))
+    return "accepted" if fits else "Deferred"
+    # END SOLUTION
+
+
+# %%
+NODE_4 = {"cpu": "4", "memory": "4Gi"}
+OTHERS_2 = {"cpu": "2", "memory": "2Gi"}  # TestRetryPendingResizes: pod2 and pod3, 1 CPU and 1Gi each
+ONE = {"cpu": "1", "memory": "1Gi"}
+check("Exercise 8: the node's resize decision in v1.36", resize_decision, [
+    case(NODE_4, OTHERS_2, ONE, {"cpu": "500m", "memory": "500Mi"}, "Burstable", "none", "None", expected="accepted",
+         note="TestRetryPendingResizes: CPU and memory decrease"),
+    case(NODE_4, OTHERS_2, ONE, {"cpu": "1500m", "memory": "500Mi"}, "Burstable", "none", "None", expected="accepted",
+         note="TestRetryPendingResizes: CPU increase, memory decrease"),
+    case(NODE_4, OTHERS_2, ONE, {"cpu": "2500m", "memory": "2500Mi"}, "Burstable", "none", "None",
+         expected="Deferred", note="TestRetryPendingResizes: beyond current capacity (cpu)"),
+    case(NODE_4, OTHERS_2, ONE, {"cpu": "500m", "memory": "2500Mi"}, "Burstable", "none", "None",
+         expected="Deferred", note="TestRetryPendingResizes: memory beyond current capacity"),
+    case(NODE_4, OTHERS_2, ONE, {"cpu": "1", "memory": "4500Mi"}, "Burstable", "none", "None", expected="Deferred",
+         note="TestRetryPendingResizes: beyond the node (Infeasible until v1.36)"),
+    case(NODE_4, OTHERS_2, ONE, {"cpu": "5000m", "memory": "1Gi"}, "Burstable", "none", "None", expected="Deferred",
+         note="TestRetryPendingResizes: CPU beyond the node (Infeasible until v1.36)"),
+    case(NODE_4, OTHERS_2, {"cpu": "2m", "memory": "0"}, {"cpu": "1", "memory": "0"}, "Burstable", "none", "None",
+         expected="accepted", note="TestRetryPendingResizes: increase CPU from min shares"),
+    case(NODE_4, OTHERS_2, ONE, {"cpu": "2", "memory": "1Gi"}, "Guaranteed", "static", "None",
+         expected="Infeasible", note="TestRetryPendingResizesGuanteedQOSPods: CPU under static cpu policy"),
+    case(NODE_4, OTHERS_2, ONE, {"cpu": "1", "memory": "2Gi"}, "Guaranteed", "none", "Static",
+         expected="Infeasible", note="TestRetryPendingResizesGuanteedQOSPods: memory under Static memory policy"),
+    case(NODE_4, OTHERS_2, {"cpu": "500m", "memory": "500Mi"}, {"cpu": "500m", "memory": "500Mi"}, "Burstable",
+         "static", "Static", expected="accepted",
+         note="TestRetryPendingResizesGuanteedQOSPods: its 'BestEffortPod' (requests below limits): policies do not matter"),
+])
+
+# %% [markdown]
+# ## Exercise 9: the order of the cgroup writes
+#
+# An accepted resize is written by the runtime manager (`doPodResizeAction` in v1.36), one
+# resource at a time. For a memory limit, the pod cgroup's `memory.max` is the sum of its
+# containers' limits, and no container may ever have more than its pod. So:
+#
+# - the pod cgroup is written **before** the containers if its limit grows, **after** them if it
+#   shrinks, not at all if it stays;
+# - the containers whose limit goes **down** come first, each put in front of those already
+#   listed (so in reverse spec order), then those whose limit goes **up**, each added at the end
+#   (in spec order); an unchanged container is not written (`computePodResizeAction`).
+#
+# Write `write_order(containers)`: `containers` is a list of `(name, current_limit, new_limit)` in
+# spec order (bytes, or any unit); return the list of cgroups written, `"pod"` for the pod's.
+
+# %%
+def write_order(containers: list) -> list:
+    """The cgroups written for one memory limit resize, in order ("pod" for the pod cgroup)."""
+    # BEGIN SOLUTION
+    order = []
+    for name, current, new in containers:
+        if new < current:
+            order.insert(0, name)
+        elif new > current:
+            order.append(name)
+    before, after = sum(c[1] for c in containers), sum(c[2] for c in containers)
+    if after > before:
+        return ["pod"] + order
+    return order + ["pod"] if after < before else order
+    # END SOLUTION
+
+
+# %%
+check("Exercise 9: the order of the cgroup writes", write_order, [
+    case([("foo1", 200, 300), ("foo2", 200, 100), ("foo3", 200, 50)], expected=["foo3", "foo2", "foo1", "pod"],
+         note="TestComputePodActionsForPodResize order: decreases prepended; the pod shrinks, last"),
+    case([("foo1", 200, 300), ("foo2", 200, 100), ("foo3", 200, 300)], expected=["pod", "foo2", "foo1", "foo3"],
+         note="the same order for cpu; the pod grows, first"),
+    case([("a", 200, 300), ("b", 100, 50)], expected=["pod", "b", "a"],
+         note="kuberuntime resize replay: memory.max of the pod, then b, then a"),
+    case([("redis", 512, 300)], expected=["redis", "pod"],
+         note="lifecycle-resize-memory-down.yaml: a limit lowered, the pod after"),
+    case([("a", 100, 100), ("b", 100, 200)], expected=["pod", "b"], note="an unchanged container is not written"),
+    case([("a", 100, 200), ("b", 200, 100)], expected=["b", "a"], note="the pod's sum is the same: not written"),
+])
+
+# %% [markdown]
 # ## What you learned
 #
 # - The QoS class is computed from **sums** over all containers, init containers included; only
@@ -656,6 +771,9 @@ check("Exercise 7: a sidecar's OOM score in v1.36", oom_score_adj_v136, [
 #   highest score of the Pod's app containers, so the kernel never picks it before them.
 # - Allocatable is capacity minus reservations and the hard eviction threshold, and a percentage
 #   threshold carries float32 rounding into the bytes.
+# - In v1.36 a resize is admitted like a Pod against the others' allocated requests: accepted,
+#   Deferred (retried as Pods leave) or Infeasible (a static CPU or memory manager); its cgroup
+#   writes grow the pod's limit first and shrink it last.
 #
 # The `mini_kubelet` modules of chapter 3 (`qos`, `cm`, `kuberuntime`) implement these same rules
 # with the upstream names, and `mini-kubelet explain POD.yaml` prints them for your own Pods

@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Optional
 from kubernetes.client import V1Pod
 
 from mini_kubelet import api, features, kubelet, qos, resource
+from mini_kubelet.cmd.explain_resize import resize_lines, resize_report
 from mini_kubelet.cmd.inputs import profile_json, profile_line, resource_notes, use_node_release
 from mini_kubelet.cmd.reservations import check_reservations, parse_reserved
 from mini_kubelet.cm.tree import DEFAULT_NODE_CAPACITY, DEFAULT_NODE_NOTE, OOM_SCORE_ADJ_FILE, Cgroup, cgroup_tree, node_capacity
@@ -162,6 +163,7 @@ def explain(pods: list[V1Pod], node: Optional[V1Node], *, cgroup_version: int = 
                            for (kind, container), (_, written) in zip(_containers(pod), _containers(original))],
             "cgroup": next((c.path for c in own.values() if c.kind == "pod"), ""),
             "notes": resource_notes(original),
+            "resize": resize_report(original),
         })
     return report
 
@@ -265,6 +267,8 @@ def render_text(report: dict, *, color: bool = False) -> str:
         lines += wrap(f"why (GetPodQOS): {pod['qos_reason']}", "  ")
         lines += [line for note in pod["notes"] for line in wrap(f"note: {note}", "  ")]
         lines += _resource_table(pod)
+        if pod.get("resize"):
+            lines += [line for text in resize_lines(pod["resize"]) for line in wrap(text, "  ")]
         if pod["defaulted_requests"]:
             lines.append("  * copied from the limit, as the API server does (SetDefaults_Pod)")
             sources["SetDefaults_Pod"] = _SET_DEFAULTS.rsplit(" ", 1)[0]

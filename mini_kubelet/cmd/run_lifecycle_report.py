@@ -15,6 +15,8 @@ The JSON structure (times are seconds since the start; a back-off is seconds, or
      "stops": [{"time", "pod", "container", "preStop", "preStopRuns", "gracePeriod", "sigterm", "sigkillBy"}],
                                   # only if any: container stops with a preStop hook (seconds waited, seconds it runs) or a grace
                                   # period other than their killPod's; sigterm and sigkillBy as a node would send them
+     "resizes": [{"time", "pod", "type", "status", "reason", "message"}],   # only if any: resize conditions set or removed
+     "cgroups": [{"time", "cgroup", "file", "old", "new"}],                   # only if any: each cgroup file written, in order
      "happenings": [{"time", "text"}],                                         # what the scenario made happen
      "final": {pod: the last status, as kubectl get pod -o yaml shows it (camelCase)},
      "expect": null | {"checked": int, "failures": [str]}}
@@ -82,6 +84,15 @@ def render_text(timeline: LifecycleTimeline) -> str:
             rows.append([d(c["time"]), f"{c['pod']}/{c['container']}", hook, d(c["gracePeriod"]), d(c["sigterm"]),
                          f"{d(c['sigkillBy'])} (+{d(c['sigkillBy'] - c['time'])})"])
         lines += ["  " + line for line in _table(rows)]
+    if timeline.resizes:
+        lines += ["", "resize conditions (kubectl get pod -o yaml: status.conditions)"]
+        lines += ["  " + line for line in _table([["TIME", "POD", "CONDITION", "STATUS", "REASON", "MESSAGE"]] + [
+            [d(r["time"]), r["pod"], r["type"], r["status"], r["reason"] or "-", r["message"] or "-"]
+            for r in timeline.resizes])]
+    if timeline.cgroups:
+        lines += ["", "cgroup writes (in order: the pod cgroup, then its containers' through the runtime)"]
+        lines += ["  " + line for line in _table([["TIME", "CGROUP", "FILE", "OLD", "NEW"]] + [
+            [d(w["time"]), w["cgroup"], w["file"], w["old"], w["new"]] for w in timeline.cgroups])]
     lines += ["", "events (kubectl describe pod; a repeated event is one line with its count)"]
     lines += ["  " + line for line in _table([["TIME", "TYPE", "REASON", "OBJECT", "MESSAGE"]] + [
         [d(first) + (f" (x{count}, last {d(last)})" if count > 1 else ""), e["type"], e["reason"],
@@ -196,6 +207,8 @@ def render_json(timeline: LifecycleTimeline, profile: Optional[dict] = None) -> 
         "events": timeline.events,
         "kills": timeline.kills,
         **({"stops": timeline.stops} if timeline.stops else {}),
+        **({"resizes": timeline.resizes} if timeline.resizes else {}),
+        **({"cgroups": timeline.cgroups} if timeline.cgroups else {}),
         "happenings": timeline.happenings,
         "final": timeline.final,
         "expect": None if sc.expect is None else {"checked": checked, "failures": failures},

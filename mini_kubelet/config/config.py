@@ -16,7 +16,7 @@ from typing import Callable, Optional
 
 from kubernetes.client import V1Pod
 
-from .. import api, types
+from .. import api, features, types
 from ..api import models_equal
 from ..clock import Clock
 from ..types import ADD, DELETE, RECONCILE, REMOVE, SET, UPDATE, PodUpdate
@@ -133,6 +133,8 @@ def check_and_update_pod(existing: V1Pod, ref: V1Pod) -> tuple[bool, bool, bool]
     existing.spec, existing.metadata.labels = ref.spec, ref.metadata.labels
     existing.metadata.deletion_timestamp = ref.metadata.deletion_timestamp
     existing.metadata.deletion_grace_period_seconds = ref.metadata.deletion_grace_period_seconds
+    if features.DEFAULT_FEATURE_GATE.enabled("PodObservedGenerationTracking"):  # a resize's generation reaches the kubelet
+        existing.metadata.generation = ref.metadata.generation
     existing.status = ref.status
     update_annotations(existing, ref)
     if ref.metadata.deletion_timestamp is not None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .. import api
+from .. import api, features
 from . import fields
 from .reader import Reader
 from .settings import checked_kubelet_settings
@@ -34,10 +34,30 @@ def eviction_top(r: Reader, doc: Any) -> dict:
     return doc
 
 
+def resize_gate_problem() -> str:
+    """Why a resize event cannot be replayed under the release in force ("" if it can): as require_in_place_resize says.
+
+    Upstream: pkg/kubelet/allocation/allocation_manager.go (every resize entry point checks the gate)
+    """
+    gate, name, modelled = features.DEFAULT_FEATURE_GATE, "InPlacePodVerticalScaling", "1.36"
+    if not gate.enabled(name):
+        spec = gate.spec(name)
+        stage = (spec.pre_release or "GA").lower() if spec else "absent"
+        return (f"in-place Pod resize needs the {name} feature gate, which is {stage} and off in Kubernetes "
+                f"{gate.release} (replay it with --kubernetes-version {modelled})")
+    if gate.release != modelled:
+        return f"in-place Pod resize is modelled as Kubernetes {modelled} has it; Kubernetes {gate.release} decides resizes by other rules"
+    return ""
+
+
 def check_fields(doc: Any, kind: str, where: str, base: Path) -> None:
     """Check a decoded scenario of this format (eviction, lifecycle, node) against its tables; ManifestError if not."""
     r = Reader(where, base)
     doc = eviction_top(r, doc) if kind == EVICTION else doc
+    events = doc.get("events") if kind == "lifecycle" and isinstance(doc, dict) else None
+    for i, event in enumerate(events if isinstance(events, list) else []):
+        if isinstance(event, dict) and "resize" in event and resize_gate_problem():
+            r.fail(f"events[{i}].resize", resize_gate_problem())  # before anything loads the client
     _Walk(r, kind, doc).mapping(doc, "", "")
 
 
@@ -85,7 +105,7 @@ class _Walk:
             r.amount(value, at)
         elif field.type == fields.SERIES:
             r.series(value, at)
-        elif field.name == "file" and "manifest" not in parent and not (r.base / str(value)).is_file():
+        elif field.type == "path" and "manifest" not in parent and not (r.base / str(value)).is_file():
             r.fail(at, f"no such file: {r.base / str(value)}")
         elif field.type == "Pod manifest" and isinstance(value, dict) and value.get("kind") == "Pod":
             name = value.get("metadata", {}).get("name") if isinstance(value.get("metadata"), dict) else None

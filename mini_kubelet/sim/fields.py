@@ -170,7 +170,9 @@ def _lifecycle() -> dict[str, tuple[Field, ...]]:
                  F("file", "path", None, "", "a Node manifest, relative to the scenario"),
                  F("manifest", "Node manifest", None, "", "the Node inline"),
                  F("kubelet", "mapping", None, "", "KubeletConfiguration fields")),
-        "node.kubelet": (F("crashLoopBackOff", "mapping", None),),
+        "node.kubelet": (F("crashLoopBackOff", "mapping", None),
+                         F("cpuManagerPolicy", "none or static", "none", "", "the CPU manager's policy, as the resize "
+                           "decision reads it (a Guaranteed Pod's CPU resize is Infeasible under static)")),
         "node.kubelet.crashLoopBackOff": (F("maxContainerRestartPeriod", DURATION, None, "", "the longest back-off, "
                                             "1s to 300s (gate KubeletCrashLoopBackOffMax)", "300s"),),
         "pods[]": MANIFEST + (
@@ -188,7 +190,13 @@ def _lifecycle() -> dict[str, tuple[Field, ...]]:
             ("exit", "the process ends (Completed for 0, else Error)"), ("crash", "a non-zero exit"),
             ("oomKill", "exit 137, OOMKilled"), ("probe", "a probe's result (after its thresholds)"),
             ("delete", "kubectl delete pod; for a static Pod, its mirror Pod"),
-            ("sandboxDies", "the Pod sandbox is no longer ready"))),
+            ("sandboxDies", "the Pod sandbox is no longer ready"),
+            ("resize", "kubectl patch --subresource resize: new requests and limits (gate InPlacePodVerticalScaling)"))),
+        "events[].resize": (pod, F("containers", "mapping of CONTAINER: {...}", REQUIRED, "", "each container's new resources"),
+                            F("memoryUsage", "mapping of CONTAINER: quantity", None, "bytes", "what each container uses, "
+                              "as the kubelet reads it before lowering a memory limit", "0 each")),
+        "events[].resize.containers.CONTAINER": (F("requests", "mapping of RESOURCE: quantity", None, "", "cpu, memory"),
+                                                 F("limits", "mapping of RESOURCE: quantity", None, "", "cpu, memory")),
         "events[].exit": (pod, container, F("code", COUNT, 0, "", "the exit code")),
         "events[].crash": (pod, container, F("code", COUNT, 1, "", "the exit code, not 0")),
         "events[].oomKill": (pod, container), "events[].sandboxDies": (pod,),
@@ -202,7 +210,9 @@ def _lifecycle() -> dict[str, tuple[Field, ...]]:
                    F("events", "list", None, "", "events seen in this order (others may come between)"),
                    F("kills", "list", None, "", "every killPod, in order"),
                    F("stops", "list", None, "", "every container stop the report lists (a preStop hook ran, or "
-                     "the grace period is not its killPod's), in order")),
+                     "the grace period is not its killPod's), in order"),
+                   F("resizes", "list", None, "", "resize conditions seen in this order (others may come between)"),
+                   F("cgroups", "list", None, "", "a cgroup file's value at a time")),
         "expect.pods[]": (pod, F("at", DURATION, REQUIRED), F("phase", "string"), F("status", "string", None, "", "STATUS"),
                           F("ready", "string", None, "", "READY, `1/1`"), F("restarts", COUNT, None, "", "RESTARTS")),
         "expect.restarts[]": (pod, container, F("at", DURATION), F("count", COUNT, None, "", "the restart count"),
@@ -216,6 +226,12 @@ def _lifecycle() -> dict[str, tuple[Field, ...]]:
                            F("gracePeriod", COUNT, None, "seconds", "StopContainer's timeout after the hook"),
                            F("sigterm", DURATION, None, "", "when the runtime sends SIGTERM"),
                            F("sigkillBy", DURATION, None, "", "the latest SIGKILL")),
+        "expect.resizes[]": (F("pod", "string"), F("at", DURATION), F("type", "string", None, "", "PodResizePending or "
+                             "PodResizeInProgress"), F("status", "True or removed"),
+                             F("reason", "string", None, "", "Deferred, Infeasible, Error or empty"), F("message", "string")),
+        "expect.cgroups[]": (F("cgroup", "string", REQUIRED, "", "the pod cgroup's path, or a container's name"),
+                             F("file", "string", REQUIRED, "", "memory.max, cpu.max, cpu.weight..."),
+                             F("at", DURATION, REQUIRED), F("value", "string", REQUIRED, "", "what the file holds then")),
     }
 
 

@@ -7,7 +7,9 @@ Upstream: none (a course tool); `mini-kubelet run` and the tests of the example 
 - `events`: events that must be seen, in this order (others may come between them);
 - `kills`: every killPod in the replay, in order (pod, at, gracePeriod);
 - `stops`: every container stop the report lists, in order (pod, container, at, preStop: the seconds the
-  kubelet waited for the hook, gracePeriod: StopContainer's, sigterm and sigkillBy: when a node sends them).
+  kubelet waited for the hook, gracePeriod: StopContainer's, sigterm and sigkillBy: when a node sends them);
+- `resizes`: resize conditions that must be seen set (status True) or removed, in this order (pod, at, type, reason);
+- `cgroups`: what a cgroup file holds at a time (cgroup, file, at, value): the last write at or before it.
 """
 
 from __future__ import annotations
@@ -72,5 +74,25 @@ def check_lifecycle_expect(timeline: LifecycleTimeline) -> tuple[int, list[str]]
                                 + " ".join(f"{k}={_show(k, v)}" for k, v in want.items()))
                 break
             position = match + 1
+    if "resizes" in expect:
+        checked += 1
+        position = 0
+        for j, want in enumerate(expect["resizes"]):
+            match = next((k for k in range(position, len(timeline.resizes))
+                          if all(timeline.resizes[k].get("time" if key == "at" else key) == value
+                                 for key, value in want.items())), None)
+            if match is None:
+                failures.append(f"resizes[{j}]: not seen{' after the previous one' if j else ''}: "
+                                + " ".join(f"{k}={_show(k, v)}" for k, v in want.items()))
+                break
+            position = match + 1
+    for j, want in enumerate(expect.get("cgroups", [])):
+        checked += 1
+        writes = [w for w in timeline.cgroups if (w["cgroup"], w["file"]) == (want["cgroup"], want["file"])
+                  and w["time"] <= want["at"]]
+        got = writes[-1]["new"] if writes else None
+        if got != want["value"]:
+            failures.append(f"cgroups[{j}] ({want['cgroup']} {want['file']} at {format_duration(want['at'])}): expected "
+                            f"{want['value']!r}, got {got!r}" + ("" if writes else " (not written by then)"))
     return checked, failures
 # --8<-- [end:check_lifecycle_expect]

@@ -19,6 +19,7 @@ from ... import api, features, resource, types
 from ...clock import DEFAULT_START
 from ...config.common import try_decode_single_pod
 from .. import fields
+from ..check import resize_gate_problem
 from ..reader import Reader, read_scenario  # noqa: F401  (read_scenario: for the replay and the command)
 from ..series import format_duration
 
@@ -143,10 +144,15 @@ def _kubelet(r: Reader, raw: Any) -> dict:
     if raw is None:
         return {}
     where = "node.kubelet.crashLoopBackOff"
-    loop = r.mapping(r.mapping(raw, "node.kubelet", fields.names(LIFECYCLE, "node.kubelet")).get("crashLoopBackOff") or {},
-                     where, fields.names(LIFECYCLE, "node.kubelet.crashLoopBackOff"))
+    raw = r.mapping(raw, "node.kubelet", fields.names(LIFECYCLE, "node.kubelet"))
+    policy = {}
+    if "cpuManagerPolicy" in raw:
+        if raw["cpuManagerPolicy"] not in ("none", "static"):
+            r.fail("node.kubelet.cpuManagerPolicy", f"expected none or static, got {raw['cpuManagerPolicy']!r}")
+        policy = {"cpuManagerPolicy": raw["cpuManagerPolicy"]}
+    loop = r.mapping(raw.get("crashLoopBackOff") or {}, where, fields.names(LIFECYCLE, "node.kubelet.crashLoopBackOff"))
     if "maxContainerRestartPeriod" not in loop:
-        return {}
+        return policy
     period = r.duration(loop["maxContainerRestartPeriod"], f"{where}.maxContainerRestartPeriod")
     gate = features.DEFAULT_FEATURE_GATE
     if not gate.enabled("KubeletCrashLoopBackOffMax"):
@@ -154,7 +160,7 @@ def _kubelet(r: Reader, raw: Any) -> dict:
                f"(Kubernetes {gate.release}; it is beta and on by default from 1.35): the kubelet would refuse this config")
     if not 1 <= period <= 300:
         r.fail(f"{where}.maxContainerRestartPeriod", f"{format_duration(period)}: must be from 1s to 300s")
-    return {"crashLoopBackOff": {"maxContainerRestartPeriod": period}}
+    return {"crashLoopBackOff": {"maxContainerRestartPeriod": period}, **policy}
 
 
 def _read_doc(r: Reader, entry: dict, path: str) -> Any:
@@ -291,6 +297,8 @@ def _event(r: Reader, raw: Any, path: str, scenario: LifecycleScenario) -> Lifec
         grace = args.get("gracePeriod")
         if grace is not None and (not isinstance(grace, int) or isinstance(grace, bool) or grace < 0):
             r.fail(f"{where}.gracePeriod", f"expected whole seconds (0 or more), got {grace!r}")
+    if kind == "resize":
+        args = _resize(r, args, where, plan)
     if kind == "probe":
         probes = [k for k in ("liveness", "readiness", "startup") if k in args]
         if len(probes) != 1:
@@ -299,6 +307,38 @@ def _event(r: Reader, raw: Any, path: str, scenario: LifecycleScenario) -> Lifec
             r.fail(f"{where}.{probes[0]}", f"expected failure or success, got {args[probes[0]]!r}")
         args["probe"], args["result"] = probes[0], str(args.pop(probes[0])).capitalize()
     return LifecycleEvent(at, kind, args, path)
+
+
+def _resize(r: Reader, args: dict, where: str, plan: LifecyclePod) -> dict:
+    """A resize event: the gate, then each named container's new requests and limits (cpu and memory only)."""
+    problem = resize_gate_problem()
+    if problem:
+        r.fail(where, problem)
+    if plan.source != "api":
+        r.fail(f"{where}.pod", "a static Pod is resized by changing its file, which makes it a new Pod")
+    names = [c.name for c in [*(plan.pod.spec.init_containers or []), *plan.pod.spec.containers]]
+    containers = r.mapping(args.get("containers"), f"{where}.containers")
+    if not containers:
+        r.fail(f"{where}.containers", "required: at least one container's new resources")
+    checked = {}
+    for cname, new in containers.items():
+        at = f"{where}.containers.{cname}"
+        if cname not in names:
+            r.fail(at, f"no such container (the pod has: {', '.join(names)})")
+        new = r.mapping(new, at, fields.names(LIFECYCLE, "events[].resize.containers.CONTAINER"))
+        checked[cname] = {}
+        for kind in ("requests", "limits"):
+            for resource_name, amount in r.mapping(new.get(kind) or {}, f"{at}.{kind}").items():
+                if resource_name not in ("cpu", "memory"):  # 1.35: only cpu and memory may change (#135084)
+                    r.fail(f"{at}.{kind}.{resource_name}", "only cpu and memory can be resized in place")
+                r.amount(amount, f"{at}.{kind}.{resource_name}")
+                checked[cname].setdefault(kind, {})[resource_name] = str(amount)
+    usage = {}
+    for cname, amount in r.mapping(args.get("memoryUsage") or {}, f"{where}.memoryUsage").items():
+        if cname not in names:
+            r.fail(f"{where}.memoryUsage.{cname}", f"no such container (the pod has: {', '.join(names)})")
+        usage[cname] = r.amount(amount, f"{where}.memoryUsage.{cname}")
+    return {"pod": args["pod"], "containers": checked, "memoryUsage": usage}
 
 
 def _expect(r: Reader, raw: Any, scenario: LifecycleScenario) -> dict:
@@ -316,8 +356,12 @@ def _expect(r: Reader, raw: Any, scenario: LifecycleScenario) -> dict:
                 r.fail(f"{where}.pod", "required")
             if "at" in item:
                 item["at"] = r.duration(item["at"], f"{where}.at")
-            elif key == "pods":
+            elif key in ("pods", "cgroups"):
                 r.fail(f"{where}.at", "required: the time the pod is looked at")
+            for required in ("cgroup", "file", "value") if key == "cgroups" else ():
+                if required not in item:
+                    r.fail(f"{where}.{required}", "required")
+                item[required] = str(item[required])
             for time_key in ("preStop", "sigterm", "sigkillBy"):
                 if item.get(time_key) is not None:
                     item[time_key] = r.duration(item[time_key], f"{where}.{time_key}")

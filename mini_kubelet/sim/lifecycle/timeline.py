@@ -147,6 +147,8 @@ class LifecycleTimeline:
     stops: list[dict] = field(default_factory=list)  # {"time", "pod", "container", "preStop", "preStopRuns",
     #                                                    "gracePeriod", "sigterm", "sigkillBy"}
     happenings: list[dict] = field(default_factory=list)  # {"time", "text"}
+    resizes: list[dict] = field(default_factory=list)  # {"time", "pod", "type", "status": True|removed, "reason", "message"}
+    cgroups: list[dict] = field(default_factory=list)  # {"time", "cgroup", "file", "old", "new"}: each write, in order
     final: dict[str, dict] = field(default_factory=dict)  # pod -> its last status, as `kubectl get pod -o yaml` shows it
 
     def at(self, pod: str, time: int) -> Optional[WatchLine]:

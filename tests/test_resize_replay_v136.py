@@ -1,0 +1,116 @@
+"""In-place resize replayed (v1.36): the resize event, the allocation manager's decision, the cgroup writes.
+
+The decision and the actuation are the ported upstream functions (tests/test_allocation_v136.py and
+tests/test_kuberuntime_resize_v136.py compare them with v1.36.5); these tests check the replay's wiring.
+"""
+
+import copy
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from mini_kubelet import features
+from mini_kubelet.sim.lifecycle.expect import check_lifecycle_expect
+from mini_kubelet.sim.lifecycle.replay import run_lifecycle
+from mini_kubelet.sim.lifecycle.scenario import load_lifecycle_scenario
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = sorted((ROOT / "examples" / "scenarios").glob("lifecycle-resize-*.yaml"))
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_each_resize_example_passes_its_expect_block(path):
+    assert "--kubernetes-version 1.36" in path.read_text().split("replay:")[0]
+    timeline = run_lifecycle(path)
+    checked, failures = check_lifecycle_expect(timeline)
+    assert failures == [] and checked >= 3
+
+
+def replay(doc):
+    doc = copy.deepcopy(doc)
+    doc.pop("kubernetesVersion", None)
+    doc.pop("expect", None)
+    with features.release_profile("1.36"):
+        return run_lifecycle(load_lifecycle_scenario(doc, "test.yaml", ROOT, "test"))
+
+
+def example(name):
+    return yaml.safe_load((ROOT / "examples" / "scenarios" / f"lifecycle-resize-{name}.yaml").read_text())
+
+
+def test_cpu_up_writes_the_pod_cgroup_before_the_container():
+    timeline = replay(example("cpu-up"))
+    assert [(w["cgroup"], w["file"]) for w in timeline.cgroups] == [
+        ("/kubepods/burstable/podweb", "cpu.max"), ("/kubepods/burstable/podweb", "cpu.weight"),
+        ("app", "cpu.weight"), ("app", "cpu.max"), ("app", "memory.max")]
+    assert {w["time"] for w in timeline.cgroups} == {20}
+    assert timeline.restarts == []
+
+
+def test_deferred_writes_nothing_until_the_other_pod_is_gone():
+    timeline = replay(example("deferred"))
+    assert timeline.cgroups and min(w["time"] for w in timeline.cgroups) == 21
+    pending = [r for r in timeline.resizes if r["type"] == "PodResizePending"]
+    assert [(r["time"], r["status"], r["reason"]) for r in pending] == [(10, "True", "Deferred"), (21, "removed", "")]
+
+
+def test_without_room_freed_the_resize_stays_deferred():
+    doc = example("deferred")
+    doc["events"] = doc["events"][:1]
+    timeline = replay(doc)
+    assert timeline.cgroups == []
+    assert [(r["type"], r["reason"]) for r in timeline.resizes] == [("PodResizePending", "Deferred")]
+
+
+def test_infeasible_without_the_static_cpu_manager_applies():
+    doc = example("infeasible")
+    del doc["node"]
+    timeline = replay(doc)
+    assert [r["type"] for r in timeline.resizes] == ["PodResizeInProgress", "PodResizeInProgress"]
+    assert ("/kubepods/poddb", "cpu.max") in [(w["cgroup"], w["file"]) for w in timeline.cgroups]
+
+
+def test_a_memory_limit_under_the_usage_is_an_error_and_nothing_is_lowered():
+    doc = example("memory-down")
+    doc["events"][0]["resize"]["memoryUsage"]["redis"] = "400Mi"
+    timeline = replay(doc)
+    errors = [r for r in timeline.resizes if r["reason"] == "Error"]
+    assert errors and "cannot decrease memory limits" in errors[0]["message"]
+    assert ("redis", "memory.max") not in [(w["cgroup"], w["file"]) for w in timeline.cgroups]
+
+
+def test_a_replay_without_resize_events_is_not_wired():
+    doc = example("cpu-up")
+    doc["events"] = []
+    timeline = replay(doc)
+    assert timeline.resizes == [] and timeline.cgroups == []
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "mini_kubelet", "run", *args], capture_output=True, text=True,
+                          cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+
+
+def test_v1_27_refuses_a_resize_event_in_one_line_naming_the_gate():
+    done = run_cli("examples/scenarios/lifecycle-resize-cpu-up.yaml", "--kubernetes-version", "1.27")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    line = done.stderr.strip().splitlines()[-1]
+    assert "events[0].resize" in line and "InPlacePodVerticalScaling" in line and "1.27" in line
+
+
+@pytest.mark.parametrize("change, where", [
+    (lambda e: e["resize"]["containers"].update(nope={"limits": {"cpu": "1"}}), "events[0].resize.containers.nope"),
+    (lambda e: e["resize"]["containers"]["app"].update(limits={"ephemeral-storage": "1Gi"}),
+     "events[0].resize.containers.app.limits.ephemeral-storage"),
+    (lambda e: e["resize"].update(pod="ghost"), "events[0].resize.pod"),
+])
+def test_a_bad_resize_event_names_its_field(tmp_path, change, where):
+    doc = example("cpu-up")
+    change(doc["events"][0])
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    done = run_cli(str(path))
+    assert done.returncode == 2 and where in done.stderr and "Traceback" not in done.stderr
