@@ -80,3 +80,18 @@ class Series:
             value, previous = amount, (when, amount)
         return value
 # --8<-- [end:Series]
+
+    def at_each(self, times: list[int]) -> list[int]:
+        """at(t) for each of the times, given in increasing order: the points are walked once for them all."""
+        points, values, i = self.points, [], 0
+        for t in times:
+            while i < len(points) and points[i][0] <= t:
+                i += 1
+            if i == 0:
+                values.append(0)
+            elif i == len(points) or not self.ramp:
+                values.append(points[i - 1][1])
+            else:
+                (t0, v0), (t1, v1) = points[i - 1], points[i]
+                values.append(v0 + (v1 - v0) * (t - t0) // (t1 - t0) // self.unit * self.unit)
+        return values
