@@ -35,6 +35,7 @@ from .work_queue import BasicWorkQueue
 
 
 BATCH_MIN = timedelta(minutes=2)  # a shorter stretch has too few resyncs to be worth planning
+PLAN_HORIZON = timedelta(hours=1)  # how far a plan looks ahead: it serves the stretches that follow until it ends
 
 # --8<-- [start:kubelet]
 class Kubelet:
@@ -144,11 +145,10 @@ class Kubelet:
         With batch_settled_resyncs, a stretch of at least BATCH_MIN is planned, and the pod due is the first whose
         take would do more than settle or repeat (resync_before then performs the takes the loop skips).
         """
-        planned, self._plan = self._plan, None
         if not self.is_idle():
+            self._plan = None
             return None
-        if self.batch_settled_resyncs and end - self.clock.now() >= BATCH_MIN:
-            self._plan = self._resync_plan(end, planned)
+        if self.batch_settled_resyncs and self._resync_plan(end) is not None:
             return min(self._plan.busy, end)
         due = self.work_queue.next_due()
         return end if due is None else due
@@ -165,23 +165,27 @@ class Kubelet:
         """The loop skips to `before`: perform the planned takes at the ticks before it."""
         if self._plan is not None:
             self._plan.perform(before)
-            self._plan = None
 
     def quiet_until(self, end: datetime) -> Optional[datetime]:
         """None if the Kubelet may act now; else the first sync tick (at most end) at which it may do more than
         resyncs that settle or repeat a back-off: until then it changes no status, runtime or pod."""
         if not self.is_idle():
             return None
-        plan = self._plan = self._resync_plan(end, self._plan)
+        plan = self._resync_plan(end, at_least=timedelta(0))
         return end if plan.busy >= end else min(end, plan.tick(plan.index_after(plan.busy)))
 
-    def _resync_plan(self, end: datetime, planned: Optional[ResyncPlan]) -> ResyncPlan:
-        """A plan of the takes up to end; the one made at this instant for a later end, if nothing has moved since."""
-        seen = (self.clock.now(), self.loop.next_sync, self.work_queue.generation) + self._housekeeping_inputs()
-        if planned is None or planned.seen != seen or planned.end < end:
-            planned = ResyncPlan(self, self.loop.next_sync, SYNC_PERIOD, end)
-            planned.seen = seen
-        return planned
+    def _resync_plan(self, end: datetime, at_least: timedelta = BATCH_MIN) -> Optional[ResyncPlan]:
+        """The plan of the takes up to end (None for a stretch shorter than at_least): the one in hand while nothing
+        but its own takes has happened since it was made, and it reaches end; else a new one, an hour long."""
+        plan, seen, now = self._plan, self._housekeeping_inputs(), self.clock.now()
+        if (plan is not None and plan.seen == seen and plan.end >= end and plan.tick(plan.done) == self.loop.next_sync
+                and self.loop.next_sync < plan.tick(plan.index_after(plan.busy))):
+            return plan
+        if end - now < at_least:
+            return None
+        plan = self._plan = ResyncPlan(self, self.loop.next_sync, SYNC_PERIOD, max(end, now + PLAN_HORIZON))
+        plan.seen = seen
+        return plan
 
     def run_until(self, end: datetime) -> None:
         """Everything due up to and including end: relists, ticks, messages and the workers they wake."""

@@ -42,6 +42,7 @@ class ResyncPlan:
     def __init__(self, kubelet, first_tick: datetime, period: timedelta, end: datetime):
         self.kubelet, self.first_tick, self.period, self.end, self.busy = kubelet, first_tick, period, end, end
         self.seen: tuple = ()  # the Kubelet's state it was made in
+        self.done = 0  # the ticks before this one are taken (by perform, or by the loop itself)
         self.pods: list[_Takes] = []
         workers, syncer, manager = kubelet.pod_workers, kubelet.syncer, kubelet.pod_manager
         for due, uid in sorted((due, uid) for uid, due in kubelet.work_queue.queue.items()):
@@ -80,18 +81,23 @@ class ResyncPlan:
         return timedelta(seconds=delay) // self.period + 1
 
     def perform(self, before: datetime) -> None:
-        """Write what every take at a tick before `before` leaves, as the sync loop and the workers would have."""
+        """Write what every take at a tick before `before` leaves, as the sync loop and the workers would have.
+
+        The loop then turns at `before` itself and takes what is due at that tick: the plan goes on after it.
+        """
         kl = self.kubelet
-        count = -(-(before - self.first_tick) // self.period)  # the ticks before `before`
+        done, count = self.done, -(-(before - self.first_tick) // self.period)  # the ticks before `before`
+        self.done = count + (self.tick(count) == before)
         order = {uid: i for i, uid in enumerate(kl.pod_manager.pod_by_uid)}
         lines: dict[int, list[str]] = {}
         repeats, last = [], []
         for takes in sorted(self.pods, key=lambda p: order.get(p.uid, -1)):
             if takes.kind == DROPPED:
-                if takes.first < count:
+                if done <= takes.first < count:
                     kl.work_queue.requeue(takes.uid, None)
                 continue
-            ticks = range(takes.first, min(count, takes.stop if takes.stop is not None else count), takes.step)
+            first = takes.first + max(0, -(-(done - takes.first) // takes.step)) * takes.step  # its first take from done
+            ticks = range(first, min(count, takes.stop if takes.stop is not None else count), takes.step)
             if not ticks:
                 continue
             pod = kl.pod_manager.pod_by_uid[takes.uid]

@@ -92,7 +92,7 @@ class Manager:
         self.last_sync: Optional[SyncRecord] = None
         self.evicted: list[EvictedPod] = []  # every eviction so far, oldest first
         self._active_pods: list[V1Pod] = []
-        self._limited: dict[int, tuple[V1Pod, bool]] = {}  # id(pod) -> (pod, whether it limits local storage)
+        self._limited: tuple = ((), (), [])  # the active pods' ids, the pods, and those limiting local storage
 
     # --8<-- [end:Manager]
 
@@ -135,9 +135,8 @@ class Manager:
         self.last_observations = observations
 
         if self.local_storage_capacity_isolation:  # only a pod with a local-storage limit can go for one
-            limited = [pod for pod in active_pods if self._limits_local_storage(pod)]
-            evicted = local_storage.local_storage_eviction(limited, stats_func, self._evict_for_local_storage,
-                                                           self.dedicated_image_fs)
+            evicted = local_storage.local_storage_eviction(self._limiting(active_pods), stats_func,
+                                                           self._evict_for_local_storage, self.dedicated_image_fs)
             if evicted:
                 return evicted  # local-storage evictions skip the threshold path this pass
         if not to_act_on:
@@ -170,12 +169,12 @@ class Manager:
         return []  # unable to evict any pods from the node
     # --8<-- [end:synchronize]
 
-    def _limits_local_storage(self, pod: V1Pod) -> bool:
-        """local_storage.limits_local_storage, read once for each pod object (the others cannot be evicted for it)."""
-        known = self._limited.get(id(pod))
-        if known is None or known[0] is not pod:
-            known = self._limited[id(pod)] = (pod, local_storage.limits_local_storage(pod))
-        return known[1]
+    def _limiting(self, pods: list[V1Pod]) -> list[V1Pod]:
+        """The pods with a local-storage limit (local_storage.limits_local_storage), found again when the pods change."""
+        seen = tuple(map(id, pods))
+        if self._limited[0] != seen:  # (the pods are kept with their ids, so an id stands for one pod)
+            self._limited = (seen, tuple(pods), [pod for pod in pods if local_storage.limits_local_storage(pod)])
+        return self._limited[2]
 
     def _detect_filesystems(self) -> bool:
         """From 1.29, on the first pass: refuse a split containerfs with the gate off, else add the containerfs

@@ -25,7 +25,7 @@ from ..kubelet_main import Kubelet
 from ..pod_workers import kill_pod_now
 from .lifecycle_api import APIServer
 from .node_cluster import ClusterSide
-from .node_events import NodeRecorder
+from .node_events import SIGNAL_COLUMNS, NodeRecorder
 from .node_scenario import NodeScenario, NodePod
 from .node_trace import NodeTrace
 from .node_usage import (CONTAINER_GC_PERIOD, IMAGE_GC_PERIOD, FoldedTerms, LivePod, container_gc,
@@ -318,7 +318,7 @@ class NodeReplay(ClusterSide):
             collections = list(_range(self.next_image_gc, IMAGE_GC_PERIOD, low, span))
             gc_due = next((u for u, summary in zip(collections, self._node_summaries(terms, collections))
                            if image_gc_due(summary.node.runtime.image_fs, high)), None)
-            for u, observations in zip(passes, signal_levels(self.sc, terms, self.store, self.node_usage, passes)):
+            for u, observations in zip(passes, self._levels(terms, passes)):
                 if (gc_due is not None and u >= gc_due) or not self._quiet_pass(u, observations, limited):
                     return found
                 found.append((u, observations))
@@ -326,6 +326,11 @@ class NodeReplay(ClusterSide):
                 return found
             low = span
         return found
+
+    def _levels(self, terms: list[tuple], times: list[int]) -> list[dict]:
+        """signal_levels at the times, for the signals a quiet pass is checked on: the thresholds' and the plot's."""
+        wanted = frozenset([t.signal for t in self.manager.config.thresholds] + list(SIGNAL_COLUMNS))
+        return signal_levels(self.sc, terms, self.store, self.node_usage, times, wanted)
 
     def _node_summaries(self, terms: list[tuple], times: list[int]) -> list:
         return node_summaries(self.sc, terms, self.store, self.node_usage, times, self.clock.start)
@@ -412,7 +417,7 @@ class NodeReplay(ClusterSide):
         t, uids = self.now(), {p.metadata.uid for p in active}
         pods = [lp for uid, lp in self.live.items() if uid in uids or lp.any_running()]
         return pods + [LivePod(self.plans[u], t, runtime=self.kubelet.runtime) for u in uids
-                       if u not in self.live and u in self.plans]
+                       if u not in self.live and u in self.plans]  # not started yet: measured from now
 
     def _summary(self, active: list):
         """The Summary of the node as it is, every measured Pod with its stats."""
@@ -449,7 +454,7 @@ class NodeReplay(ClusterSide):
             return self._usage[2]
         pods = self._measured(active)
         found = (pods, self.folded.update(pods), any(lp.node_pod.local_limits for lp in pods))
-        settled = not self.started and all(self.live.get(lp.pod.metadata.uid) is lp for lp in pods)
+        settled = not self.started and all(self.live.get(lp.uid) is lp for lp in pods)
         self._usage = (active, key, found) if settled else None
         return found
 

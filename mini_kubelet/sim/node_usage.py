@@ -50,6 +50,9 @@ class LivePod:
     _parts: Optional[tuple] = None
     _terms: Optional[tuple] = None
 
+    def __post_init__(self):
+        self.uid = self.node_pod.plan.pod.metadata.uid  # read once: model attributes are slow to reach
+
     def forget(self) -> None:
         """The scenario changed the Pod's usage: read its series again."""
         self._parts = self._terms = None
@@ -80,7 +83,7 @@ class LivePod:
 
         The slots are those of the node's sums: working set, rootfs, logs and disk volumes, inodes, pids.
         """
-        key = (self.runtime.pod_generation(self.pod.metadata.uid), tuple(self.instances.values()))
+        key = (self.runtime.pod_generation(self.uid), tuple(self.instances.values()))
         if self._terms is not None and self._terms[0] == key:  # what runs of it is as it was
             return self._terms[1]
         if self._parts is None:  # read the spec once: model attributes are slow to reach
@@ -151,8 +154,8 @@ def node_summaries(scenario, terms: list[tuple], store: images.ImageStore, node_
 
 
 def signal_levels(scenario, terms: list[tuple], store: images.ImageStore, node_usage: dict[str, Series],
-                  times: list[int]) -> list[dict[str, SignalObservation]]:
-    """What makeSignalObservations reads from node_summaries at each of the times, without building them.
+                  times: list[int], wanted: frozenset) -> list[dict[str, SignalObservation]]:
+    """What makeSignalObservations reads from node_summaries at each of the times, for the wanted signals.
 
     Each term's series is read once for all the times (Series.at_each), and the node's figures are
     summary.node_figures, as node_stats has them; a stretch of passes is read this way at once.
@@ -173,8 +176,9 @@ def signal_levels(scenario, terms: list[tuple], store: images.ImageStore, node_u
                   evapi.SIGNAL_IMAGEFS_AVAILABLE: image[:2], evapi.SIGNAL_IMAGEFS_INODES_FREE: image[2:]}
         if containerfs:
             levels.update({evapi.SIGNAL_CONTAINERFS_AVAILABLE: image[:2], evapi.SIGNAL_CONTAINERFS_INODES_FREE: image[2:]})
-        found.append({k: SignalObservation(_int64(a), _int64(c)) for k, (a, c) in levels.items()})
-        found[-1][evapi.SIGNAL_PID_AVAILABLE] = SignalObservation(_int64(cap["maxpid"] - curproc), cap["maxpid"])
+        found.append({k: SignalObservation(_int64(a), _int64(c)) for k, (a, c) in levels.items() if k in wanted})
+        if evapi.SIGNAL_PID_AVAILABLE in wanted:
+            found[-1][evapi.SIGNAL_PID_AVAILABLE] = SignalObservation(_int64(cap["maxpid"] - curproc), cap["maxpid"])
     return found
 
 
@@ -200,7 +204,7 @@ class FoldedTerms:
     def update(self, pods: list[LivePod]) -> list[tuple[Series, int, int, int]]:
         seen = {}
         for lp in pods:
-            uid, terms = lp.pod.metadata.uid, lp.terms()
+            uid, terms = lp.uid, lp.terms()
             seen[uid] = terms
             if self.of.get(uid) is not terms:
                 self._fold(self.of.get(uid, ()), -1)

@@ -7,6 +7,7 @@ every duration of a KubeletConfiguration.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,16 +83,20 @@ class Series:
 # --8<-- [end:Series]
 
     def at_each(self, times: list[int]) -> list[int]:
-        """at(t) for each of the times, given in increasing order: the points are walked once for them all."""
-        points, values, i = self.points, [], 0
-        for t in times:
-            while i < len(points) and points[i][0] <= t:
-                i += 1
+        """at(t) for each of the times, given in increasing order: each run of times between two points at once."""
+        points, values, k = self.points, [], 0
+        if len(times) < 8 or any(a[0] >= b[0] for a, b in zip(points, points[1:])):
+            return [self.at(t) for t in times]  # few times, or points out of order (at() reads them as they come)
+        whens = [when for when, _ in points]
+        while k < len(times):
+            i = bisect_right(whens, times[k])  # the first point after times[k]
+            j = bisect_left(times, whens[i], k) if i < len(points) else len(times)  # times[k:j] come before it
             if i == 0:
-                values.append(0)
+                values += [0] * (j - k)
             elif i == len(points) or not self.ramp:
-                values.append(points[i - 1][1])
+                values += [points[i - 1][1]] * (j - k)
             else:
-                (t0, v0), (t1, v1) = points[i - 1], points[i]
-                values.append(v0 + (v1 - v0) * (t - t0) // (t1 - t0) // self.unit * self.unit)
+                (t0, v0), (t1, v1), unit = points[i - 1], points[i], self.unit
+                values += [v0 + (v1 - v0) * (t - t0) // (t1 - t0) // unit * unit for t in times[k:j]]
+            k = j
         return values
