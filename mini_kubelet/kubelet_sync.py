@@ -83,7 +83,7 @@ class KubeletSyncer:
         and the probe results of the pod's containers.
         """
         probes = tuple((self.liveness.get(c.id), self.startup.get(c.id), self.readiness.get(c.id))
-                       for c in pod_status.container_statuses)
+                       for c in pod_status.container_statuses) if self.liveness or self.startup or self.readiness else ()
         return ((pod, mirror_pod, pod_status, self.status_manager.pod_statuses.get(pod.metadata.uid)),
                 (tuple(pod_status.ips), probes))
 

@@ -12,7 +12,7 @@ arriving, a container reaching its limit or its end), never further than any con
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Optional
 
 from kubernetes.client import V1PodCondition
@@ -85,6 +85,7 @@ class NodeReplay(ClusterSide):
         self.next_pass, self.next_container_gc, self.next_image_gc = 0, 0, 0
         self.gc_seen: Optional[tuple] = None  # what container GC last left (it would remove nothing more from it)
         self.quiet_until = -1  # the Kubelet starts no container before this second
+        self.quiet_from = -1  # the last second the replay would have stopped at before it, passes and GC all run
         self.visited: tuple = ()  # what the Kubelet had changed when the replay last looked
         self.window = max(1, min([EVICTION_MONITORING_PERIOD] + [self._shortest_life(p) for _, _, p in self.arrivals]))
         start = self.kubelet.runtime.start_container
@@ -109,7 +110,9 @@ class NodeReplay(ClusterSide):
             if due > self.sc.duration:
                 break
             if due > self.now() or first:
-                target = min(due, max(self.now() + self.window, self.quiet_until)) if not first else 0
+                start = max(self.now(), self.quiet_from) if self.quiet_until < due else self.now()
+                chunks = max(1, -(-(self.quiet_until - start) // self.window))  # no container starts before quiet_until
+                target = min(due, start + chunks * self.window) if not first else 0
                 self.kubelet.run_until(self.clock.start + timedelta(seconds=target))
                 if self.now() < target:
                     self.clock.advance(target - self.now())
@@ -260,7 +263,6 @@ class NodeReplay(ClusterSide):
         else:
             self.next_pass = t + EVICTION_MONITORING_PERIOD
 
-    # --8<-- [start:quiet]
     def _skip_quiet(self) -> None:
         """Go past a quiet stretch of passes: each records its row of signals and is counted, none runs.
 
@@ -269,7 +271,7 @@ class NodeReplay(ClusterSide):
         could find something (a threshold met, a condition's transition period over, a local-storage limit
         passed). Until then each pass finds nothing met and changes nothing (see _quiet_pass).
         """
-        self.quiet_until = -1
+        self.quiet_until = self.quiet_from = -1
         t, first = self.now(), self.next_pass
         if self.cleanup is not None or self.manager.thresholds_met or first <= t:
             return
@@ -338,16 +340,19 @@ class NodeReplay(ClusterSide):
     def _account(self, found: list[tuple]) -> None:
         """The passes found quiet, as they would have gone: a row of signals each, counted; the eviction manager
         runs the last one (at its own instant) and so is left as they all leave it. GC passes among them are no-ops."""
+        last = self.quiet_from = found[-1][0]  # the replay would have stopped there last (a GC skipped is before it)
+        first = min(found[0][0], self.next_image_gc)  # the first to look at the images: a pass, or an image GC skipped
+        self._mark_images_in_use(self.clock.start + timedelta(seconds=first))
         for u, observations in found:
             self.events.signals(u, observations)
         self.trace.passes += len(found)
-        last = found[-1][0]
         self.pass_clock.advance(timedelta(seconds=last) - (self.pass_clock.now() - self.clock.start))
         self.manager.synchronize(self._node_summaries(self._usage[2][1], [last])[0], self._active_pods())
         self.next_pass = last + EVICTION_MONITORING_PERIOD
         self.next_container_gc = _grid(self.next_container_gc, CONTAINER_GC_PERIOD, last + 1)
         self.next_image_gc = _grid(self.next_image_gc, IMAGE_GC_PERIOD, last + 1)
 
+    # --8<-- [start:quiet_pass]
     def _quiet_pass(self, u: int, observations: dict, limited: list[LivePod]) -> bool:
         """Whether the pass at u finds nothing: no threshold met, no condition ending, no local-storage limit passed."""
         manager, now = self.manager, self.clock.start + timedelta(seconds=u)
@@ -362,7 +367,7 @@ class NodeReplay(ClusterSide):
         over = local_storage.local_storage_eviction([lp.pod for lp in limited], signals.cached_stats_func(summary.pods),
                                                     lambda *_: True, self.sc.dedicated_image_fs)
         return not over
-    # --8<-- [end:quiet]
+    # --8<-- [end:quiet_pass]
 
     def _event_times(self) -> list[int]:
         """When the next scenario event, arrival, replacement or container end is due."""
@@ -454,11 +459,11 @@ class NodeReplay(ClusterSide):
             return self._usage[2]
         pods = self._measured(active)
         found = (pods, self.folded.update(pods), any(lp.node_pod.local_limits for lp in pods))
-        settled = not self.started and all(self.live.get(lp.uid) is lp for lp in pods)
+        settled = not self.started and len(pods) == len(set(lp.uid for lp in pods) & self.live.keys())
         self._usage = (active, key, found) if settled else None
         return found
 
-    def _mark_images_in_use(self) -> None:
+    def _mark_images_in_use(self, now: Optional[datetime] = None) -> None:
         """Images a container of the runtime uses (running or not) are in use. Upstream: image_gc_manager.go detectImages"""
         if self._images_seen == self.kubelet.runtime.generation:
             return
@@ -466,7 +471,7 @@ class NodeReplay(ClusterSide):
         used = {c.image for c in self.kubelet.runtime.containers.values()}
         for name, record in self.store.images.items():
             if (name in used) != record.in_use or record.in_use:
-                self.store.set_in_use(name, name in used, self.clock.now())
+                self.store.set_in_use(name, name in used, now or self.clock.now())
 
     def _image_gc(self, t: int) -> None:
         """Image GC's periodic pass. Upstream: pkg/kubelet/kubelet.go StartGarbageCollection (every ImageGCPeriod)"""
