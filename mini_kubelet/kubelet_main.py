@@ -65,7 +65,8 @@ class Kubelet:
     def __init__(self, clock: Clock, node: Optional[V1Node], *, mirror_client: Optional[MirrorClient] = None,
                  sources: tuple[str, ...] = (types.API_SERVER_SOURCE, types.FILE_SOURCE),
                  skip_settled_resyncs: bool = False, skip_idle_seconds: bool = False,
-                 batch_settled_resyncs: bool = False, admit_options: Optional[dict] = None, max_container_restart_period: Optional[timedelta] = None):
+                 batch_settled_resyncs: bool = False, admit_options: Optional[dict] = None,
+                 max_container_restart_period: Optional[timedelta] = None):
         self.clock, self.node = clock, node
         self.runtime = RuntimeService(clock)
         self.recorder = Recorder(clock)
