@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Iterator, Optional
 
 ALPHA, BETA, GA, DEPRECATED = "ALPHA", "BETA", "", "DEPRECATED"  # featuregate prerelease stages
@@ -119,6 +120,7 @@ UNGATED_CHANGES: dict[str, Change] = {
 # --8<-- [end:changes]
 
 
+@lru_cache(maxsize=None)
 def _minor(release: str) -> int:
     return int(release.split(".")[1])
 

@@ -98,6 +98,13 @@ class Backoff:
             return False
         return self.clock.since(event_time) < entry.backoff
 
+    def back_off_ends(self, key: str, event_time: datetime) -> Optional[datetime]:
+        """When is_in_back_off_since(key, event_time) turns false for good (None: the entry is missing or expired)."""
+        entry = self.per_item_backoff.get(key)
+        if entry is None or self.has_expired(event_time, entry.last_update):
+            return None
+        return event_time + entry.backoff
+
     def is_in_back_off_since_update(self, key: str, event_time: datetime) -> bool:
         """Whether event_time falls less than the key's delay after its last update.
 

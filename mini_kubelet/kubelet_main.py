@@ -28,10 +28,14 @@ from .pleg import GenericPLEG
 from .pod_manager import BasicManager
 from .pod_workers import PodWorkers, UpdatePodOptions
 from .status.status_manager import StatusManager
-from .sync_loop import Channels, SyncLoop
+from .resync_batch import ResyncPlan
+from .sync_loop import SYNC_PERIOD, Channels, SyncLoop
 from .types import SET, PodUpdate, SyncPodType
 from .work_queue import BasicWorkQueue
 
+
+BATCH_MIN = timedelta(minutes=2)  # a shorter stretch has too few resyncs to be worth planning
+PLAN_HORIZON = timedelta(hours=1)  # how far a plan looks ahead: it serves the stretches that follow until it ends
 
 # --8<-- [start:kubelet]
 class Kubelet:
@@ -51,6 +55,9 @@ class Kubelet:
     Statuses, events, restarts and kills are the same, byte for byte, on or off.
     skip_idle_seconds (no upstream counterpart; off by default): the loop goes straight past the instants at which
     each relist, tick and housekeeping would do nothing (see `idle_until`); the same answers, on or off.
+    batch_settled_resyncs (no upstream counterpart; off by default; with both shortcuts above): while the loop is
+    idle, a stretch of ticks whose every take is a settled resync or a repeated back-off is done in one go
+    (resync_batch.ResyncPlan), and the loop goes straight past it; the same log, events and statuses, on or off.
     admit_options: chapter 2's admission options for HandlePodAdditions (eviction_admit: the eviction manager's Admit).
     max_container_restart_period: the kubelet config's crashLoopBackOff.maxContainerRestartPeriod (KubeletCrashLoopBackOffMax).
     """
@@ -58,7 +65,8 @@ class Kubelet:
     def __init__(self, clock: Clock, node: Optional[V1Node], *, mirror_client: Optional[MirrorClient] = None,
                  sources: tuple[str, ...] = (types.API_SERVER_SOURCE, types.FILE_SOURCE),
                  skip_settled_resyncs: bool = False, skip_idle_seconds: bool = False,
-                 admit_options: Optional[dict] = None, max_container_restart_period: Optional[timedelta] = None):
+                 batch_settled_resyncs: bool = False, admit_options: Optional[dict] = None,
+                 max_container_restart_period: Optional[timedelta] = None):
         self.clock, self.node = clock, node
         self.runtime = RuntimeService(clock)
         self.recorder = Recorder(clock)
@@ -79,9 +87,12 @@ class Kubelet:
                                         need_to_reconcile_pod_readiness=lambda pod: False,
                                         handle_pod_cleanups=self.housekeeping, **(admit_options or {}))
         self.settled_housekeeping: Optional[tuple[int, int, int, int]] = None
+        self.batch_settled_resyncs = batch_settled_resyncs and skip_settled_resyncs
+        self._plan: Optional[ResyncPlan] = None
         self.loop = SyncLoop(self.handlers, self.handlers, Channels(config=self.config.updates, pleg=self.pleg.watch()),
                              clock, relist=self.pleg.relist, run_pod_workers=self.pod_workers.run_pending,
-                             idle_until=self.idle_until if skip_idle_seconds else None)
+                             idle_until=self.idle_until if skip_idle_seconds else None,
+                             resync_before=self.resync_before if self.batch_settled_resyncs else None)
 
     def send(self, source: str, pods: list[V1Pod]) -> None:
         """A source's full list of pods (a SET), as the file and API sources send it."""
@@ -132,15 +143,50 @@ class Kubelet:
         Idle: no message waits, no pod worker has anything to do or waits for the cache, the runtime is as the
         last relist listed it (a relist only moves its timestamps), housekeeping is settled, and no PodSyncLoopHandler
         may ask for a sync. None of that changes with time alone; only the work queue's due times come round.
+        With batch_settled_resyncs, a stretch of at least BATCH_MIN is planned, and the pod due is the first whose
+        take would do more than settle or repeat (resync_before then performs the takes the loop skips).
         """
-        pleg, workers, handlers = self.pleg, self.pod_workers, self.handlers
-        if (self.config.updates or pleg.event_channel or pleg.pods_to_reinspect
-                or pleg.listed_generation != self.runtime.generation or workers.pod_updates.notified
-                or workers.delivered or workers.waiting or self.pod_cache.subscribers or handlers.pod_sync_loop_handlers
-                or not handlers.sources_ready.all_ready() or self._housekeeping_inputs() != self.settled_housekeeping):
+        if not self.is_idle():
+            self._plan = None
             return None
+        if self.batch_settled_resyncs and self._resync_plan(end) is not None:
+            return min(self._plan.busy, end)
         due = self.work_queue.next_due()
         return end if due is None else due
+
+    def is_idle(self) -> bool:
+        pleg, workers, handlers = self.pleg, self.pod_workers, self.handlers
+        return not (self.config.updates or pleg.event_channel or pleg.pods_to_reinspect
+                    or pleg.listed_generation != self.runtime.generation or workers.pod_updates.notified
+                    or workers.delivered or workers.waiting or self.pod_cache.subscribers
+                    or handlers.pod_sync_loop_handlers or not handlers.sources_ready.all_ready()
+                    or self._housekeeping_inputs() != self.settled_housekeeping)
+
+    def resync_before(self, before: datetime) -> None:
+        """The loop skips to `before`: perform the planned takes at the ticks before it."""
+        if self._plan is not None:
+            self._plan.perform(before)
+
+    def quiet_until(self, end: datetime) -> Optional[datetime]:
+        """None if the Kubelet may act now; else the first sync tick (at most end) at which it may do more than
+        resyncs that settle or repeat a back-off: until then it changes no status, runtime or pod."""
+        if not self.is_idle():
+            return None
+        plan = self._resync_plan(end, at_least=timedelta(0))
+        return end if plan.busy >= end else min(end, plan.tick(plan.index_after(plan.busy)))
+
+    def _resync_plan(self, end: datetime, at_least: timedelta = BATCH_MIN) -> Optional[ResyncPlan]:
+        """The plan of the takes up to end (None for a stretch shorter than at_least): the one in hand while nothing
+        but its own takes has happened since it was made, and it reaches end; else a new one, an hour long."""
+        plan, seen, now = self._plan, self._housekeeping_inputs(), self.clock.now()
+        if (plan is not None and plan.seen == seen and plan.end >= end and plan.tick(plan.done) == self.loop.next_sync
+                and self.loop.next_sync < plan.tick(plan.index_after(plan.busy))):
+            return plan
+        if end - now < at_least:
+            return None
+        plan = self._plan = ResyncPlan(self, self.loop.next_sync, SYNC_PERIOD, max(end, now + PLAN_HORIZON))
+        plan.seen = seen
+        return plan
 
     def run_until(self, end: datetime) -> None:
         """Everything due up to and including end: relists, ticks, messages and the workers they wake."""

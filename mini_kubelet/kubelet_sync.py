@@ -13,6 +13,7 @@ has no phase check.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Callable, Optional
 
 from kubernetes.client import V1Pod
@@ -87,7 +88,7 @@ class KubeletSyncer:
         resize allocated later changes what SyncPod does, the pod staying the same object).
         """
         probes = tuple((self.liveness.get(c.id), self.startup.get(c.id), self.readiness.get(c.id))
-                       for c in pod_status.container_statuses)
+                       for c in pod_status.container_statuses) if self.liveness or self.startup or self.readiness else ()
         allocated = self.allocation.allocated.get(pod.metadata.uid) if self.allocation is not None else None
         return ((pod, mirror_pod, pod_status, self.status_manager.pod_statuses.get(pod.metadata.uid)),
                 (tuple(pod_status.ips), probes, allocated))
@@ -185,6 +186,19 @@ class KubeletSyncer:
             self.recorder.eventf(*event)
         self.backing_off[uid] = kept
         return err
+
+    def repeats_until(self, pod: V1Pod, mirror_pod: Optional[V1Pod], pod_status: PodStatus) -> Optional[datetime]:
+        """Until when a sync now would be `_repeat_back_off`'s repeat (the first of its back-offs to end), or None."""
+        kept = self.backing_off.get(pod.metadata.uid) if self.skip_settled_resyncs else None
+        if kept is None:
+            return None
+        inputs, back_offs, reasons, _, _ = kept
+        if (not self._same_inputs(inputs, pod, mirror_pod, pod_status) or self.is_pod_termination_requested(pod.metadata.uid)
+                or reasons != self._reasons(pod)):
+            return None
+        ends = [self.back_off.back_off_ends(key, finished) for key, finished, delay in back_offs
+                if self.back_off.get(key) == delay]
+        return None if len(ends) < len(back_offs) or None in ends else min(ends)
     # --8<-- [end:backing_off]
 
     def generate_api_pod_status(self, pod: V1Pod, pod_status: PodStatus, pod_is_terminal: bool):

@@ -168,15 +168,7 @@ class PodWorkerLoop:
 
         Upstream: pkg/kubelet/pod_workers.go podWorkers.completeWork
         """
-        if phase_transition:
-            delay = 0.0
-        elif sync_err is None:
-            delay = jitter(self.resync_interval, WORKER_RESYNC_INTERVAL_JITTER_FACTOR, self.rand)
-        elif NETWORK_NOT_READY_ERROR_MSG in str(sync_err):
-            delay = jitter(BACK_OFF_ON_TRANSIENT_ERROR_PERIOD, WORKER_BACK_OFF_PERIOD_JITTER_FACTOR, self.rand)
-        else:
-            delay = jitter(self.back_off_period, WORKER_BACK_OFF_PERIOD_JITTER_FACTOR, self.rand)
-        self.work_queue.enqueue(uid, delay)
+        self.work_queue.enqueue(uid, self.requeue_delay(phase_transition, sync_err))
         status = self.pod_sync_statuses.get(uid)
         if status is not None:
             if status.pending_update is not None:
@@ -184,4 +176,14 @@ class PodWorkerLoop:
                     self.pod_updates[uid] = True
             else:
                 status.working = False
+
+    def requeue_delay(self, phase_transition: bool, sync_err: Optional[Exception]) -> float:
+        """completeWork's delay: none after a phase change, a resync after success, a back-off after an error."""
+        if phase_transition:
+            return 0.0
+        if sync_err is None:
+            return jitter(self.resync_interval, WORKER_RESYNC_INTERVAL_JITTER_FACTOR, self.rand)
+        if NETWORK_NOT_READY_ERROR_MSG in str(sync_err):
+            return jitter(BACK_OFF_ON_TRANSIENT_ERROR_PERIOD, WORKER_BACK_OFF_PERIOD_JITTER_FACTOR, self.rand)
+        return jitter(self.back_off_period, WORKER_BACK_OFF_PERIOD_JITTER_FACTOR, self.rand)
     # --8<-- [end:complete_work]

@@ -23,7 +23,7 @@ from kubernetes.client import V1Pod
 
 from . import container, types
 from .clock import Clock
-from .container_cache import Cache
+from .container_cache import Cache, Data
 from .pod_worker_loop import PodWorkerLoop
 from .pod_worker_types import (  # noqa: F401  (the pod workers' vocabulary, importable from here too)
     BACK_OFF_ON_TRANSIENT_ERROR_PERIOD, BACK_OFF_PERIOD, NETWORK_NOT_READY_ERROR_MSG, RESYNC_INTERVAL,
@@ -348,24 +348,36 @@ class PodWorkers(PodWorkerLoop):
         Upstream: none (the outcome of pkg/kubelet/pod_workers.go UpdatePod, podWorkerLoop and completeWork)
         """
         uid = pod.metadata.uid
-        status = self.pod_sync_statuses.get(uid)
         is_settled = getattr(self.pod_syncer, "is_settled", None)
-        if (is_settled is None or status is None or self.pod_updates.get(uid, True) or status.working
-                or status.pending_update is not None or status.started_at is None or status.terminating_at is not None
-                or status.finished or uid in self.waiting or pod.metadata.deletion_timestamp is not None
-                or self.rand is not _DEFAULT_RAND or phase_of(pod) in ("Failed", "Succeeded")):
-            return False
-        active = status.active_update
-        if (active is None or active.pod is not pod or active.running_pod is not None
-                or (mirror_pod is not None and mirror_pod is not active.mirror_pod)
-                or status.ctx is None or status.ctx.cancelled):  # startPodSync would make a new context
-            return False
-        data = self.pod_cache.get_if_newer_than(uid, self.last_sync_time[uid])
-        if data is None or data.err is not None or not is_settled(pod, mirror_pod, data.status):
+        data = self.idle_worker_data(pod, mirror_pod) if is_settled is not None else None
+        if data is None or not is_settled(pod, mirror_pod, data.status):
             return False
         self.last_sync_time[uid] = self.clock.now()
         self.complete_work(uid, False, None)
         return True
+
+    def idle_worker_data(self, pod: V1Pod, mirror_pod: Optional[V1Pod], relisted: bool = False) -> Optional[Data]:
+        """The cached status a SYNC update would be synced with, if the worker is idle and would only sync it.
+
+        None if the worker is busy or waiting, the pod is going away, the update would change the worker's
+        state (a new context, another pod object) or the cache has nothing newer than the last sync (an error
+        in it counts as nothing). `relisted`: at a sync tick after a relist, when the cache is newer anyway.
+        Upstream: none (what pkg/kubelet/pod_workers.go UpdatePod and startPodSync would find)
+        """
+        uid = pod.metadata.uid
+        status = self.pod_sync_statuses.get(uid)
+        if (status is None or self.pod_updates.get(uid, True) or status.working
+                or status.pending_update is not None or status.started_at is None or status.terminating_at is not None
+                or status.finished or uid in self.waiting or pod.metadata.deletion_timestamp is not None
+                or self.rand is not _DEFAULT_RAND or phase_of(pod) in ("Failed", "Succeeded")):
+            return None
+        active = status.active_update
+        if (active is None or active.pod is not pod or active.running_pod is not None
+                or (mirror_pod is not None and mirror_pod is not active.mirror_pod)
+                or status.ctx is None or status.ctx.cancelled):  # startPodSync would make a new context
+            return None
+        data = self.pod_cache.pods.get(uid) if relisted else self.pod_cache.get_if_newer_than(uid, self.last_sync_time[uid])
+        return None if data is None or data.err is not None else data
 
     # -- housekeeping --
     def sync_known_pods(self, desired_pods: list[V1Pod]) -> dict[str, PodWorkerSync]:

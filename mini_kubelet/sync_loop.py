@@ -177,9 +177,10 @@ class SyncLoop:
                  relist: Optional[Callable[[], None]] = None, run_pod_workers: Callable[[], object] = lambda: None,
                  runtime_errors: Callable[[], list[str]] = list,
                  relist_period: timedelta = GENERIC_PLEG_RELIST_PERIOD,
-                 idle_until: Optional[Callable[[datetime], Optional[datetime]]] = None):
+                 idle_until: Optional[Callable[[datetime], Optional[datetime]]] = None,
+                 resync_before: Optional[Callable[[datetime], None]] = None):
         self.kl, self.handler, self.channels, self.clock = kl, handler, channels, clock
-        self.idle_until = idle_until
+        self.idle_until, self.resync_before = idle_until, resync_before
         self.relist, self.run_pod_workers, self.runtime_errors = relist, run_pod_workers, runtime_errors
         self.relist_period, self.back_off = relist_period, SyncLoopBackOff()
         start = clock.now()
@@ -244,6 +245,7 @@ class SyncLoop:
         unchanged, each tick finds no pod, each housekeeping is settled: only the times move on. The loop then
         goes straight to the last relist before that tick (or end), whose relist sets the timestamps the skipped
         ones would have left behind, and the tickers' next times are those the skipped turns would have set.
+        resync_before(last), if given, does what the skipped ticks' takes would have done (idle_until planned them).
         """
         now = self.clock.now()
         busy = self.idle_until(end) if self.idle_until is not None and self.relist is not None else None
@@ -258,6 +260,8 @@ class SyncLoop:
         last = self.next_relist + ((limit - self.next_relist) // self.relist_period) * self.relist_period
         if last <= now:
             return None
+        if self.resync_before is not None:
+            self.resync_before(last)
         self.next_relist = last
         self.next_sync = _first_at_or_after(self.next_sync, SYNC_PERIOD, last)
         self.next_housekeeping = _first_at_or_after(self.next_housekeeping, HOUSEKEEPING_PERIOD, last)

@@ -24,15 +24,26 @@ class BasicWorkQueue:
         self._times: list[tuple[datetime, str]] = []  # (due, uid) as enqueued, earliest first; stale ones are skipped
         self._order: dict[str, int] = {}  # uid -> when it entered the queue (the queue's iteration order)
         self._entered = 0
+        self.generation = 0  # counts every change (a reader that saw the same number saw the same queue)
 
     def enqueue(self, uid: str, delay: float | timedelta) -> None:
         """Make uid due after delay (replacing any earlier due time). Upstream: basicWorkQueue.Enqueue"""
         delay = delay if isinstance(delay, timedelta) else timedelta(seconds=delay)
+        self.generation += 1
         if uid not in self.queue:
             self._entered += 1
             self._order[uid] = self._entered
         self.queue[uid] = at = self.clock.now() + delay
         heapq.heappush(self._times, (at, uid))
+
+    def requeue(self, uid: str, at: Optional[datetime]) -> None:
+        """What GetWork taking uid and Enqueue putting it back due at `at` leave (None: taken, not put back)."""
+        if uid in self.queue:
+            del self.queue[uid]
+            del self._order[uid]
+            self.generation += 1
+        if at is not None:
+            self.enqueue(uid, at - self.clock.now())
 
     def next_due(self) -> Optional[datetime]:
         """The earliest time a UID is due (None: the queue is empty); replaced times are dropped on the way."""
@@ -56,4 +67,5 @@ class BasicWorkQueue:
         for uid in ordered:
             del self.queue[uid]
             del self._order[uid]
+        self.generation += bool(ordered)
         return ordered

@@ -346,7 +346,7 @@ def test_a_pass_without_pressure_reads_the_same_node_figures_from_the_aggregate(
                                                                          "rootfs": "1Gi", "logs": "200Mi", "inodes": 300})
     web["manifest"]["spec"]["volumes"] = [{"name": "scratch", "emptyDir": {}}, {"name": "shm", "emptyDir": {"medium": "Memory"}}]
     web["usage"]["volumes"] = {"scratch": "2Gi", "shm": "64Mi"}
-    replay = NodeReplay(scenario(pods=[web, pod("batch", usage={"memory": "300Mi", "pids": 40})]))
+    replay = NodeReplay(scenario(pods=[web, pod("batch", usage={"memory": "300Mi", "pids": 40})]), skip_quiet_passes=False)
     compared = []
     original = replay._pass_summary
 

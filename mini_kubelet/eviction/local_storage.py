@@ -49,6 +49,14 @@ def local_storage_eviction(pods: list[V1Pod], stats_func, evict: EvictFunc,
 # --8<-- [end:local_storage_eviction]
 
 
+def limits_local_storage(pod: V1Pod) -> bool:
+    """Whether one of the three checks could evict the pod: it has an emptyDir sizeLimit or a container (init ones
+    too) with an ephemeral-storage limit."""
+    return any(v.empty_dir is not None and v.empty_dir.size_limit is not None for v in pod.spec.volumes or []) or any(
+        "ephemeral-storage" in ((c.resources.limits if c.resources else None) or {})
+        for c in [*(pod.spec.containers or []), *(pod.spec.init_containers or [])])
+
+
 def empty_dir_limit_eviction(pod_stats: stats.PodStats, pod: V1Pod, evict: EvictFunc) -> Optional[EvictedPod]:
     """An emptyDir (any medium) using more than its sizeLimit evicts the pod with override 0.
 

@@ -92,6 +92,7 @@ class Manager:
         self.last_sync: Optional[SyncRecord] = None
         self.evicted: list[EvictedPod] = []  # every eviction so far, oldest first
         self._active_pods: list[V1Pod] = []
+        self._limited: tuple = ((), (), [])  # the active pods' ids, the pods, and those limiting local storage
 
     # --8<-- [end:Manager]
 
@@ -133,9 +134,9 @@ class Manager:
         to_act_on = signals.thresholds_updated_stats(grace_met, observations, self.last_observations)
         self.last_observations = observations
 
-        if self.local_storage_capacity_isolation:
-            evicted = local_storage.local_storage_eviction(active_pods, stats_func, self._evict_for_local_storage,
-                                                           self.dedicated_image_fs)
+        if self.local_storage_capacity_isolation:  # only a pod with a local-storage limit can go for one
+            evicted = local_storage.local_storage_eviction(self._limiting(active_pods), stats_func,
+                                                           self._evict_for_local_storage, self.dedicated_image_fs)
             if evicted:
                 return evicted  # local-storage evictions skip the threshold path this pass
         if not to_act_on:
@@ -167,6 +168,13 @@ class Manager:
                 return [evicted]
         return []  # unable to evict any pods from the node
     # --8<-- [end:synchronize]
+
+    def _limiting(self, pods: list[V1Pod]) -> list[V1Pod]:
+        """The pods with a local-storage limit (local_storage.limits_local_storage), found again when the pods change."""
+        seen = tuple(map(id, pods))
+        if self._limited[0] != seen:  # (the pods are kept with their ids, so an id stands for one pod)
+            self._limited = (seen, tuple(pods), [pod for pod in pods if local_storage.limits_local_storage(pod)])
+        return self._limited[2]
 
     def _detect_filesystems(self) -> bool:
         """From 1.29, on the first pass: refuse a split containerfs with the gate off, else add the containerfs

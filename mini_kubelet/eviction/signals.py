@@ -75,10 +75,15 @@ def _int64(number: int) -> int:
 def cached_stats_func(pod_stats: Iterable[statsapi.PodStats]) -> StatsFunc:
     """A lookup of a pod's stats by its UID (podRef.uid), not by name.
 
-    Upstream: pkg/kubelet/eviction/helpers.go cachedStatsFunc
+    Upstream: pkg/kubelet/eviction/helpers.go cachedStatsFunc (the map is made at the first lookup here, not at once)
     """
-    by_uid = {stats.pod_ref.uid: stats for stats in pod_stats}
-    return lambda pod: by_uid.get((pod.metadata.uid if pod.metadata else None) or "")
+    by_uid: dict = {}
+
+    def lookup(pod: V1Pod) -> Optional[statsapi.PodStats]:
+        if not by_uid:
+            by_uid.update((stats.pod_ref.uid, stats) for stats in pod_stats)
+        return by_uid.get((pod.metadata.uid if pod.metadata else None) or "")
+    return lookup
 # --8<-- [end:cached_stats_func]
 
 

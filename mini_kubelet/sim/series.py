@@ -7,6 +7,7 @@ every duration of a KubeletConfiguration.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,3 +81,22 @@ class Series:
             value, previous = amount, (when, amount)
         return value
 # --8<-- [end:Series]
+
+    def at_each(self, times: list[int]) -> list[int]:
+        """at(t) for each of the times, given in increasing order: each run of times between two points at once."""
+        points, values, k = self.points, [], 0
+        if len(times) < 8 or any(a[0] >= b[0] for a, b in zip(points, points[1:])):
+            return [self.at(t) for t in times]  # few times, or points out of order (at() reads them as they come)
+        whens = [when for when, _ in points]
+        while k < len(times):
+            i = bisect_right(whens, times[k])  # the first point after times[k]
+            j = bisect_left(times, whens[i], k) if i < len(points) else len(times)  # times[k:j] come before it
+            if i == 0:
+                values += [0] * (j - k)
+            elif i == len(points) or not self.ramp:
+                values += [points[i - 1][1]] * (j - k)
+            else:
+                (t0, v0), (t1, v1), unit = points[i - 1], points[i], self.unit
+                values += [v0 + (v1 - v0) * (t - t0) // (t1 - t0) // unit * unit for t in times[k:j]]
+            k = j
+        return values

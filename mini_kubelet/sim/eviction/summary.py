@@ -88,12 +88,8 @@ def build_summary(scenario: Scenario, pods: list[RunningPod], store: images.Imag
     are the scenario's. From 1.29 containerFs is reported too, as imagefs again: the stats providers
     report one filesystem for both unless the runtime splits them (cri_stats_provider.go ImageFsStats).
     """
-    cap, dedicated, notes = scenario.capacity, scenario.dedicated_image_fs, []
-    pod_stats, totals = [], {"ws": 0, "rootfs": 0, "logs": 0, "volumes": 0, "inodes": 0}
-    disk = {"nodefs": node_usage["nodefs"].at(t), "imagefs": node_usage["imagefs"].at(t),
-            "inodes": node_usage["inodes"].at(t), "imagefsInodes": node_usage["imagefsInodes"].at(t)}
-    images_bytes = sum(record.size for record in store.images.values())
-    images_inodes = sum(record.inodes for record in store.images.values())
+    cap, dedicated = scenario.capacity, scenario.dedicated_image_fs
+    pod_stats, totals = [], {"ws": 0, "rootfs": 0, "logs": 0, "volumes": 0, "inodes": 0, "pids": 0}
     per_pod = []
     for running in pods:
         spec_volumes = running.pod.spec.volumes or []
@@ -105,24 +101,10 @@ def build_summary(scenario: Scenario, pods: list[RunningPod], store: images.Imag
             totals[key] += sum(u[key] for _, u in containers)
         totals["ws"] += ws
         totals["volumes"] += local
+        totals["pids"] += running.plan.pids.at(t - running.started)
         per_pod.append((running, containers, volumes, ws, local))
-    if dedicated:
-        nodefs_used = disk["nodefs"] + totals["logs"] + totals["volumes"]
-        nodefs_inodes_used = disk["inodes"]
-        imagefs = (cap["imagefs"], disk["imagefs"] + images_bytes + totals["rootfs"], cap["imagefsInodes"],
-                   disk["imagefsInodes"] + images_inodes + totals["inodes"])
-    else:
-        nodefs_used = disk["nodefs"] + images_bytes + totals["rootfs"] + totals["logs"] + totals["volumes"]
-        nodefs_inodes_used = disk["inodes"] + images_inodes + totals["inodes"]
-    nodefs = _fs(now, cap["nodefs"], nodefs_used, cap["inodes"], nodefs_inodes_used)
-    if dedicated:
-        image_fs = _fs(now, *imagefs)
-    else:  # the same filesystem: its free space and inodes, the images' own usage
-        image_fs = stats.FsStats(now, nodefs.available_bytes, nodefs.capacity_bytes, images_bytes,
-                                 nodefs.inodes_free, nodefs.inodes, images_inodes)
-    for label, used, total in (("nodefs", nodefs_used, cap["nodefs"]), ("nodefs inodes", nodefs_inodes_used, cap["inodes"])):
-        if used > total:
-            notes.append(f"{label}: usage {used} exceeds capacity {total}; the filesystem is full")
+    node, notes = node_stats(scenario, totals, store, t, now, node_usage)
+    nodefs, image_fs = node.fs, node.runtime.image_fs
     for running, containers, volumes, ws, local in per_pod:
         rootfs_fs, logs_fs = (image_fs if dedicated else nodefs), nodefs
         container_stats = [stats.ContainerStats(
@@ -144,20 +126,53 @@ def build_summary(scenario: Scenario, pods: list[RunningPod], store: images.Imag
             ephemeral_storage=stats.FsStats(now, nodefs.available_bytes, nodefs.capacity_bytes, rootfs_sum + logs_sum + local,
                                             nodefs.inodes_free, nodefs.inodes, sum(u["inodes"] for _, u in containers)),
             process_stats=stats.ProcessStats(running.plan.pids.at(t - running.started))))
-    node_ws = node_usage["memory"].at(t) + totals["ws"]
+    return stats.Summary(node=node, pods=pod_stats), notes
+
+
+def node_stats(scenario: Scenario, totals: dict[str, int], store: images.ImageStore, t: int, now: datetime,
+               node_usage: dict[str, Series]) -> tuple[stats.NodeStats, list[str]]:
+    """The Summary's node part: what the node uses itself plus the Pods' totals (working set, disk, inodes, pids)."""
+    cap, notes, (images_bytes, images_inodes) = scenario.capacity, [], images_used(store)
+    nodefs_used, nodefs_inodes_used, imagefs, node_ws, curproc = node_figures(
+        scenario, totals, (images_bytes, images_inodes), {k: series.at(t) for k, series in node_usage.items()})
+    nodefs = _fs(now, cap["nodefs"], nodefs_used, cap["inodes"], nodefs_inodes_used)
+    if imagefs is not None:
+        image_fs = _fs(now, *imagefs)
+    else:  # the same filesystem: its free space and inodes, the images' own usage
+        image_fs = stats.FsStats(now, nodefs.available_bytes, nodefs.capacity_bytes, images_bytes,
+                                 nodefs.inodes_free, nodefs.inodes, images_inodes)
+    for label, used, total in (("nodefs", nodefs_used, cap["nodefs"]), ("nodefs inodes", nodefs_inodes_used, cap["inodes"])):
+        if used > total:
+            notes.append(f"{label}: usage {used} exceeds capacity {total}; the filesystem is full")
     if node_ws > cap["memory"]:
         notes.append(f"memory: the working set {node_ws} exceeds capacity {cap['memory']}; the kernel's OOM killer would act")
     pods_container = stats.ContainerStats(name=stats.SYSTEM_CONTAINER_PODS, start_time=scenario_time(now, -t), memory=stats.MemoryStats(
         time=now, available_bytes=max(scenario.pods_memory_limit - totals["ws"], 0), usage_bytes=totals["ws"],
         working_set_bytes=totals["ws"]))
-    curproc = node_usage["pids"].at(t) + sum(p.process_stats.process_count for p in pod_stats)
-    node = stats.NodeStats(
+    return stats.NodeStats(
         node_name=scenario.node_name, system_containers=[pods_container], start_time=scenario_time(now, -t),
         memory=stats.MemoryStats(time=now, available_bytes=max(cap["memory"] - node_ws, 0), usage_bytes=node_ws,
                                  working_set_bytes=node_ws),
         fs=nodefs, runtime=stats.RuntimeStats(image_fs=image_fs, container_fs=image_fs if containerfs_signals_known() else None),
-        rlimit=stats.RlimitStats(time=now, maxpid=cap["maxpid"], curproc=curproc))
-    return stats.Summary(node=node, pods=pod_stats), notes
+        rlimit=stats.RlimitStats(time=now, maxpid=cap["maxpid"], curproc=curproc)), notes
+
+
+def node_figures(scenario: Scenario, totals: dict[str, int], images: tuple[int, int], own: dict[str, int]) -> tuple:
+    """What is used on the node, from its own usage and the Pods' totals: (nodefs bytes, nodefs inodes, a dedicated
+    imagefs's (capacity, bytes used, inodes, inodes used) or None, the working set, the processes)."""
+    cap, (images_bytes, images_inodes) = scenario.capacity, images
+    if scenario.dedicated_image_fs:
+        return (own["nodefs"] + totals["logs"] + totals["volumes"], own["inodes"],
+                (cap["imagefs"], own["imagefs"] + images_bytes + totals["rootfs"], cap["imagefsInodes"],
+                 own["imagefsInodes"] + images_inodes + totals["inodes"]),
+                own["memory"] + totals["ws"], own["pids"] + totals["pids"])
+    return (own["nodefs"] + images_bytes + totals["rootfs"] + totals["logs"] + totals["volumes"],
+            own["inodes"] + images_inodes + totals["inodes"], None, own["memory"] + totals["ws"], own["pids"] + totals["pids"])
+
+
+def images_used(store: images.ImageStore) -> tuple[int, int]:
+    """The bytes and inodes the images on the node take."""
+    return sum(record.size for record in store.images.values()), sum(record.inodes for record in store.images.values())
 # --8<-- [end:build_summary]
 
 

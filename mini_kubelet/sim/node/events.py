@@ -32,6 +32,7 @@ CONDITION_TAINTS = {  # k8s.io/api/core/v1 well_known_taints.go
     "PIDPressure": "node.kubernetes.io/pid-pressure",
 }
 NODE_STATUS_UPDATE_PERIOD = 10  # nodeStatusUpdateFrequency default: a condition reaches the API, and its taint, after it
+SIGNAL_COLUMNS = ("memory.available", "nodefs.available", "imagefs.available")  # each pass's row for the plot
 # --8<-- [end:constants]
 
 
@@ -116,10 +117,12 @@ class NodeRecorder:
             entry["to"] = t
             self._condition_event(t, CONDITION_EVENTS[condition][1])
             self.trace.note(t, "condition", None, f"the node no longer reports {condition}")
-        obs = record.observations
-        self.trace.signals.append([t] + [obs[s].available if s in obs else None
-                                         for s in ("memory.available", "nodefs.available", "imagefs.available")])
+        self.signals(t, record.observations)
     # --8<-- [end:after_pass]
+
+    def signals(self, t: int, observations: dict) -> None:
+        """The plot's row for a pass: the signals it observed."""
+        self.trace.signals.append([t] + [observations[s].available if s in observations else None for s in SIGNAL_COLUMNS])
 
     def _condition_event(self, t: int, reason: str) -> None:
         """Upstream: pkg/kubelet/kubelet_node_status.go Kubelet.recordNodeStatusEvent"""

@@ -12,24 +12,24 @@ arriving, a container reaching its limit or its end), never further than any con
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Optional
 
 from kubernetes.client import V1PodCondition
 
-from ... import api, kubelet as admission, types
+from ... import api, kubelet as admission, stats, types
 from ...clock import Clock
-from ...eviction import images, manager as mgr, signals
+from ...eviction import images, local_storage, manager as mgr, signals
 from ...eviction.records import REASON
 from ...kubelet_main import Kubelet
 from ...pod_workers import kill_pod_now
 from ..lifecycle.api import APIServer
 from .cluster import ClusterSide
-from .events import NodeRecorder
+from .events import SIGNAL_COLUMNS, NodeRecorder
 from .scenario import NodeScenario, NodePod
 from .trace import NodeTrace
-from .usage import (CONTAINER_GC_PERIOD, IMAGE_GC_PERIOD, LivePod, NodeAggregate, container_gc, first_reach,
-                         image_gc, memory_limit, usage_terms)
+from .usage import (CONTAINER_GC_PERIOD, IMAGE_GC_PERIOD, FoldedTerms, LivePod, container_gc,
+                    first_reach, image_gc, image_gc_due, memory_limit, node_summaries, signal_levels)
 from ..eviction.summary import build_summary
 
 # --8<-- [start:constants]
@@ -41,16 +41,19 @@ POD_CLEANUP_TIMEOUT, POD_CLEANUP_POLL_FREQ = 30, 1  # eviction_manager.go waitFo
 class NodeReplay(ClusterSide):
     """The node, the Kubelet on it, the API server's side, and the workload the scenario describes."""
 
-    def __init__(self, scenario: NodeScenario):
+    def __init__(self, scenario: NodeScenario, *, skip_quiet_passes: bool = True, batch_settled_resyncs: bool = True):
         self.sc, self.clock = scenario, Clock()
         self.trace = NodeTrace(scenario)
+        self.skip_quiet_passes = skip_quiet_passes
         # --8<-- [start:wiring]
         self.kubelet = Kubelet(self.clock, scenario.node, skip_settled_resyncs=True, skip_idle_seconds=True,
+                               batch_settled_resyncs=batch_settled_resyncs,
                                admit_options={"eviction_admit": lambda pod, pods: self.manager.admit(pod, pods)})
         self.server = APIServer(self.kubelet)
         self.kubelet.syncer.mirror_client = self.server
         self.store = images.ImageStore()
-        self.manager = mgr.Manager(scenario.config, self.clock, image_store=self.store, kill_pod=self._kill_pod,
+        self.pass_clock = Clock(self.clock.start)  # the eviction manager's: the instant of the pass it runs
+        self.manager = mgr.Manager(scenario.config, self.pass_clock, image_store=self.store, kill_pod=self._kill_pod,
                                    dedicated_image_fs=scenario.dedicated_image_fs,
                                    summary_after_reclaim=lambda: self._summary(self._active_pods()))
         # --8<-- [end:wiring]
@@ -68,6 +71,7 @@ class NodeReplay(ClusterSide):
         self.mirrors_seen, self.statuses_seen, self._images_seen = 0, -1, -1
         self._active: Optional[tuple] = None
         self._usage: Optional[tuple] = None
+        self.folded = FoldedTerms()
         self.usage_changes = 0  # counts the scenario's changes to a Pod's usage series
         self.deleting: set[str] = set()  # API Pods with a deletionTimestamp, removed once the kubelet is done
         self.arrivals = sorted([(p.at, i, p) for i, p in enumerate(scenario.pods)] +
@@ -79,6 +83,10 @@ class NodeReplay(ClusterSide):
         self.recreated: set[str] = set()
         self.cleanup: Optional[tuple[set, int]] = None
         self.next_pass, self.next_container_gc, self.next_image_gc = 0, 0, 0
+        self.gc_seen: Optional[tuple] = None  # what container GC last left (it would remove nothing more from it)
+        self.quiet_until = -1  # the Kubelet starts no container before this second
+        self.quiet_from = -1  # the last second the replay would have stopped at before it, passes and GC all run
+        self.visited: tuple = ()  # what the Kubelet had changed when the replay last looked
         self.window = max(1, min([EVICTION_MONITORING_PERIOD] + [self._shortest_life(p) for _, _, p in self.arrivals]))
         start = self.kubelet.runtime.start_container
 
@@ -102,7 +110,9 @@ class NodeReplay(ClusterSide):
             if due > self.sc.duration:
                 break
             if due > self.now() or first:
-                target = min(due, self.now() + self.window) if not first else 0
+                start = max(self.now(), self.quiet_from) if self.quiet_until < due else self.now()
+                chunks = max(1, -(-(self.quiet_until - start) // self.window))  # no container starts before quiet_until
+                target = min(due, start + chunks * self.window) if not first else 0
                 self.kubelet.run_until(self.clock.start + timedelta(seconds=target))
                 if self.now() < target:
                     self.clock.advance(target - self.now())
@@ -110,7 +120,11 @@ class NodeReplay(ClusterSide):
                 if target < due:
                     continue  # a container that started meanwhile may end before `due`
             first = False
-            self._at(due)
+            if not (self.skip_quiet_passes and self._pass_alone(due)):
+                self._at(due)
+                self.visited = self._kubelet_changes()
+            if self.skip_quiet_passes:
+                self._skip_quiet()
         self.kubelet.run_until(self.clock.start + timedelta(seconds=self.sc.duration))
         if self.now() < self.sc.duration:
             self.clock.advance(self.sc.duration - self.now())
@@ -120,10 +134,7 @@ class NodeReplay(ClusterSide):
     # --8<-- [end:run]
 
     def _next_due(self) -> int:
-        times = [self.next_pass, self.next_container_gc, self.next_image_gc]
-        times += [a[0] for a in self.arrivals[:1]] + [e.at for e in self.others[:1]] + [r[0] for r in self.replacements]
-        times += [end for end, _ in self.ends.values()]
-        return max(min(times), self.now())
+        return max(min([self.next_pass, self.next_container_gc, self.next_image_gc] + self._event_times()), self.now())
 
     def _shortest_life(self, plan: NodePod) -> int:
         """The shortest a container instance of this Pod can run: its `run.after`, or the time to its memory limit."""
@@ -169,6 +180,7 @@ class NodeReplay(ClusterSide):
             self.next_container_gc = t + CONTAINER_GC_PERIOD
             container_gc(self.kubelet.runtime, self.kubelet.pod_workers.should_pod_content_be_removed,
                          self.kubelet.handlers.sources_ready.all_ready())
+            self.gc_seen = self._gc_inputs()
         if t >= self.next_image_gc:
             self.next_image_gc = t + IMAGE_GC_PERIOD
             self._image_gc(t)
@@ -239,6 +251,7 @@ class NodeReplay(ClusterSide):
             self.cleanup = None
         active = self._active_pods()
         self._mark_images_in_use()
+        self.pass_clock.advance(self.clock.now() - self.pass_clock.now())
         evicted = self.manager.synchronize(self._pass_summary(active), active)
         self.trace.passes += 1
         self.events.after_pass(t, self.manager.last_sync, evicted)
@@ -249,6 +262,129 @@ class NodeReplay(ClusterSide):
             self.next_pass = t + POD_CLEANUP_POLL_FREQ
         else:
             self.next_pass = t + EVICTION_MONITORING_PERIOD
+
+    def _skip_quiet(self) -> None:
+        """Go past a quiet stretch of passes: each records its row of signals and is counted, none runs.
+
+        The stretch ends at the first of: a scenario event or a container's end, a sync of the Kubelet that does
+        more than settle a resync or repeat a back-off (Kubelet.quiet_until), a GC that would act, and a pass that
+        could find something (a threshold met, a condition's transition period over, a local-storage limit
+        passed). Until then each pass finds nothing met and changes nothing (see _quiet_pass).
+        """
+        self.quiet_until = self.quiet_from = -1
+        t, first = self.now(), self.next_pass
+        if self.cleanup is not None or self.manager.thresholds_met or first <= t:
+            return
+        end = min([self.sc.duration + 1] + self._event_times())
+        if self.next_container_gc < end and self.gc_seen != self._gc_inputs():
+            end = self.next_container_gc
+        if end <= first or not self.kubelet.is_idle() or self._kubelet_changes() != self.visited:
+            return
+        found = self._quiet_passes(first, min(end, first + EVICTION_MONITORING_PERIOD + 1))
+        if not found:
+            return  # the next pass may find something
+        if len(found) > 1 or end > first + EVICTION_MONITORING_PERIOD:
+            quiet = self.kubelet.quiet_until(self.clock.start + timedelta(seconds=end))
+            self.quiet_until = (quiet - self.clock.start).total_seconds()
+            found = self._quiet_passes(first, min(end, self.quiet_until), found)
+        if found and found[-1][0] < min(end, self.quiet_until):
+            self._account(found)
+
+    def _pass_alone(self, t: int) -> bool:
+        """At t only a pass is due, the Kubelet changed nothing the replay reads since it last looked, and the
+        pass finds nothing: accounted for (True), or nothing done (False)."""
+        if (t != self.next_pass or t in (self.next_container_gc, self.next_image_gc) or t in self._event_times()
+                or self.cleanup is not None or self.manager.thresholds_met or self.started
+                or self._kubelet_changes() != self.visited):
+            return False
+        found = self._quiet_passes(t, t + 1)
+        if found:
+            self._account(found)
+        return bool(found)
+
+    def _quiet_passes(self, first: int, end: float, found: Optional[list] = None) -> list[tuple]:
+        """The passes from `first` on, before `end`, that would find nothing, each with its observations.
+
+        They stop at the first that may find something, or at an image GC that would act; read ten minutes at a
+        time from the end of `found` (the ones already known)."""
+        found, high = list(found or []), self.sc.kubelet["imageGCHighThresholdPercent"]
+        active = self._active_pods()
+        _, terms, local_limits = self._usage_terms(active)
+        if self._usage is None:
+            return []  # a Pod not started yet is measured from each pass's own time
+        limited = [self.live[p.metadata.uid] for p in active if local_limits and self.plans[p.metadata.uid].local_limits]
+        low = found[-1][0] + EVICTION_MONITORING_PERIOD if found else min(first, self.next_image_gc)
+        while low < end:
+            span = min(end, low + 60 * EVICTION_MONITORING_PERIOD)
+            passes = list(_range(first, EVICTION_MONITORING_PERIOD, low, span))
+            collections = list(_range(self.next_image_gc, IMAGE_GC_PERIOD, low, span))
+            gc_due = next((u for u, summary in zip(collections, self._node_summaries(terms, collections))
+                           if image_gc_due(summary.node.runtime.image_fs, high)), None)
+            for u, observations in zip(passes, self._levels(terms, passes)):
+                if (gc_due is not None and u >= gc_due) or not self._quiet_pass(u, observations, limited):
+                    return found
+                found.append((u, observations))
+            if gc_due is not None:
+                return found
+            low = span
+        return found
+
+    def _levels(self, terms: list[tuple], times: list[int]) -> list[dict]:
+        """signal_levels at the times, for the signals a quiet pass is checked on: the thresholds' and the plot's."""
+        wanted = frozenset([t.signal for t in self.manager.config.thresholds] + list(SIGNAL_COLUMNS))
+        return signal_levels(self.sc, terms, self.store, self.node_usage, times, wanted)
+
+    def _node_summaries(self, terms: list[tuple], times: list[int]) -> list:
+        return node_summaries(self.sc, terms, self.store, self.node_usage, times, self.clock.start)
+
+    def _account(self, found: list[tuple]) -> None:
+        """The passes found quiet, as they would have gone: a row of signals each, counted; the eviction manager
+        runs the last one (at its own instant) and so is left as they all leave it. GC passes among them are no-ops."""
+        last = self.quiet_from = found[-1][0]  # the replay would have stopped there last (a GC skipped is before it)
+        first = min(found[0][0], self.next_image_gc)  # the first to look at the images: a pass, or an image GC skipped
+        self._mark_images_in_use(self.clock.start + timedelta(seconds=first))
+        for u, observations in found:
+            self.events.signals(u, observations)
+        self.trace.passes += len(found)
+        self.pass_clock.advance(timedelta(seconds=last) - (self.pass_clock.now() - self.clock.start))
+        self.manager.synchronize(self._node_summaries(self._usage[2][1], [last])[0], self._active_pods())
+        self.next_pass = last + EVICTION_MONITORING_PERIOD
+        self.next_container_gc = _grid(self.next_container_gc, CONTAINER_GC_PERIOD, last + 1)
+        self.next_image_gc = _grid(self.next_image_gc, IMAGE_GC_PERIOD, last + 1)
+
+    # --8<-- [start:quiet_pass]
+    def _quiet_pass(self, u: int, observations: dict, limited: list[LivePod]) -> bool:
+        """Whether the pass at u finds nothing: no threshold met, no condition ending, no local-storage limit passed."""
+        manager, now = self.manager, self.clock.start + timedelta(seconds=u)
+        if signals.thresholds_met(manager.config.thresholds, observations, False):
+            return False
+        if signals.node_conditions_observed_since(manager.node_conditions_last_observed_at,
+                                                  manager.config.pressure_transition_period, now) != manager.node_conditions:
+            return False
+        if not limited:
+            return True
+        summary = build_summary(self.sc, limited, self.store, u, now, self.node_usage)[0]
+        over = local_storage.local_storage_eviction([lp.pod for lp in limited], signals.cached_stats_func(summary.pods),
+                                                    lambda *_: True, self.sc.dedicated_image_fs)
+        return not over
+    # --8<-- [end:quiet_pass]
+
+    def _event_times(self) -> list[int]:
+        """When the next scenario event, arrival, replacement or container end is due."""
+        return ([a[0] for a in self.arrivals[:1]] + [e.at for e in self.others[:1]] + [r[0] for r in self.replacements]
+                + [end for end, _ in self.ends.values()])
+
+    def _kubelet_changes(self) -> tuple:
+        """What the replay reads of the Kubelet at an instant: statuses, mirror Pods, the runtime, events, rejections."""
+        kl = self.kubelet
+        return (kl.status_manager.generation, len(self.server.notes), kl.runtime.generation, len(kl.pod_workers.events),
+                len(kl.handlers.rejected), kl.pod_manager.generation)
+
+    def _gc_inputs(self) -> tuple:
+        """What container GC reads of the Kubelet: the runtime, its workers (the Pods whose content may go), its sources."""
+        kl = self.kubelet
+        return (kl.runtime.generation, kl.pod_workers.pod_sync_statuses.changes, kl.pod_workers.pods_synced,
+                kl.handlers.sources_ready.all_ready())
 
     def _kill_pod(self, evicted) -> None:
         """killPodNow for the eviction manager: the Pod ends Failed, reason Evicted, with the manager's message.
@@ -286,7 +422,7 @@ class NodeReplay(ClusterSide):
         t, uids = self.now(), {p.metadata.uid for p in active}
         pods = [lp for uid, lp in self.live.items() if uid in uids or lp.any_running()]
         return pods + [LivePod(self.plans[u], t, runtime=self.kubelet.runtime) for u in uids
-                       if u not in self.live and u in self.plans]
+                       if u not in self.live and u in self.plans]  # not started yet: measured from now
 
     def _summary(self, active: list):
         """The Summary of the node as it is, every measured Pod with its stats."""
@@ -294,18 +430,21 @@ class NodeReplay(ClusterSide):
 
     # --8<-- [start:pass_summary]
     def _pass_summary(self, active: list):
-        """The Summary a pass needs: node figures only, unless a threshold is met or a Pod has a local-storage limit.
+        """The Summary a pass needs: the node's figures from one aggregate of all Pods, each Pod's stats when read.
 
-        synchronize reads the Pods' stats only to rank them (once a threshold is met, or still held for its
-        minimum reclaim) and for local-storage limits; otherwise the node's figures decide everything.
+        synchronize reads the Pods' stats only to rank them and to check local-storage limits; otherwise the
+        node's figures decide everything. They are built the first time it looks one up (with skip_quiet_passes;
+        without, whenever a threshold is met, still held for its minimum reclaim, or a Pod has a local-storage limit).
         """
         pods, terms, local_limits = self._usage_terms(active)
-        cheap = build_summary(self.sc, [NodeAggregate(pods, self.now(), terms)], self.store, self.now(),
-                              self.clock.now(), self.node_usage)[0]
+        cheap = self._node_summaries(terms, [self.now()])[0]
+        full = lambda: build_summary(self.sc, pods, self.store, self.now(), self.clock.now(), self.node_usage)[0]  # noqa: E731
+        if self.skip_quiet_passes:
+            return stats.Summary(cheap.node, _OnFirstRead(lambda: full().pods))
         observations, _ = signals.make_signal_observations(cheap)
         held = self.manager.thresholds_met and signals.thresholds_met(self.manager.thresholds_met, observations, True)
         if held or signals.thresholds_met(self.sc.config.thresholds, observations, False) or local_limits:
-            return build_summary(self.sc, pods, self.store, self.now(), self.clock.now(), self.node_usage)[0]
+            return full()
         return cheap
     # --8<-- [end:pass_summary]
 
@@ -319,12 +458,12 @@ class NodeReplay(ClusterSide):
         if self._usage is not None and self._usage[0] is active and self._usage[1] == key:
             return self._usage[2]
         pods = self._measured(active)
-        found = (pods, usage_terms(pods), any(lp.node_pod.local_limits for lp in pods))
-        settled = not self.started and all(self.live.get(lp.pod.metadata.uid) is lp for lp in pods)
+        found = (pods, self.folded.update(pods), any(lp.node_pod.local_limits for lp in pods))
+        settled = not self.started and len(pods) == len(set(lp.uid for lp in pods) & self.live.keys())
         self._usage = (active, key, found) if settled else None
         return found
 
-    def _mark_images_in_use(self) -> None:
+    def _mark_images_in_use(self, now: Optional[datetime] = None) -> None:
         """Images a container of the runtime uses (running or not) are in use. Upstream: image_gc_manager.go detectImages"""
         if self._images_seen == self.kubelet.runtime.generation:
             return
@@ -332,20 +471,41 @@ class NodeReplay(ClusterSide):
         used = {c.image for c in self.kubelet.runtime.containers.values()}
         for name, record in self.store.images.items():
             if (name in used) != record.in_use or record.in_use:
-                self.store.set_in_use(name, name in used, self.clock.now())
+                self.store.set_in_use(name, name in used, now or self.clock.now())
 
     def _image_gc(self, t: int) -> None:
         """Image GC's periodic pass. Upstream: pkg/kubelet/kubelet.go StartGarbageCollection (every ImageGCPeriod)"""
         self._mark_images_in_use()
-        pods, terms, _ = self._usage_terms(self._active_pods())
-        summary = build_summary(self.sc, [NodeAggregate(pods, self.now(), terms)], self.store, self.now(),
-                                self.clock.now(), self.node_usage)[0]  # image GC reads the node's figures
+        _, terms, _ = self._usage_terms(self._active_pods())
+        summary = self._node_summaries(terms, [self.now()])[0]  # image GC reads the node's figures
         kl = self.sc.kubelet
         result = image_gc(self.store, summary.node.runtime.image_fs, kl["imageGCHighThresholdPercent"],
                           kl["imageGCLowThresholdPercent"], self.clock.now())
         if result is not None:
             self.events.image_gc(t, *result)
 
+
+
+class _OnFirstRead:
+    """A list made the first time it is read."""
+
+    def __init__(self, make):
+        self.make, self.items = make, None
+
+    def __iter__(self):
+        if self.items is None:
+            self.items = self.make()
+        return iter(self.items)
+
+
+def _range(start: int, period: int, low: float, high: float) -> range:
+    """start, start + period, ... from low (included) to high (excluded)."""
+    return range(_grid(start, period, low), int(-(-high // 1)), period)
+
+
+def _grid(start: int, period: int, instant: float) -> int:
+    """The first of start, start + period, ... that is not before instant."""
+    return start if start >= instant else start + int(-(-(instant - start) // period)) * period
 
 
 def run_node(scenario: NodeScenario) -> NodeTrace:

@@ -290,7 +290,8 @@ def replacement(original: NodePod, number: int, at: int, node_name: str) -> Node
     pod.metadata = V1ObjectMeta(name=name, namespace=pod.metadata.namespace, uid=f"{name}-uid",
                                 labels=pod.metadata.labels, owner_references=pod.metadata.owner_references)
     api_defaults(pod, node_name, at, "api")
-    plan = ev.PodPlan(pod, original.plan.containers, original.plan.volumes, original.plan.pids, original.plan.where)
+    containers = {name: dict(usage) for name, usage in original.plan.containers.items()}  # a `set:` names one Pod
+    plan = ev.PodPlan(pod, containers, dict(original.plan.volumes), original.plan.pids, original.plan.where)
     return NodePod(plan, "api", at, original.run, rs, original.path)
 
 

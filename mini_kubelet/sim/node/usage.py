@@ -10,16 +10,19 @@ GarbageCollect and pkg/kubelet/kuberuntime/kuberuntime_gc.go evictContainers.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from types import SimpleNamespace
 from typing import Optional
 
 from kubernetes.client import V1Container, V1ObjectMeta, V1Pod, V1PodSpec
 
 from ... import api, stats
-from ...eviction import images
+from ...eviction import api as evapi, images
+from ...eviction.api import containerfs_signals_known
+from ...eviction.signals import SignalObservation, _int64
 from .scenario import NodePod
 from ..series import Series
-from ..eviction.summary import _disk_volume, _memory_volume
+from ..eviction.summary import _disk_volume, _memory_volume, images_used, node_figures, node_stats
 
 # --8<-- [start:constants]
 IMAGE_GC_PERIOD = 300  # seconds: pkg/kubelet/kubelet.go ImageGCPeriod
@@ -46,6 +49,9 @@ class LivePod:
     runtime: object = None  # the runtime, asked whether an instance still runs
     _parts: Optional[tuple] = None
     _terms: Optional[tuple] = None
+
+    def __post_init__(self):
+        self.uid = self.node_pod.plan.pod.metadata.uid  # read once: model attributes are slow to reach
 
     def forget(self) -> None:
         """The scenario changed the Pod's usage: read its series again."""
@@ -77,7 +83,7 @@ class LivePod:
 
         The slots are those of the node's sums: working set, rootfs, logs and disk volumes, inodes, pids.
         """
-        key = (self.runtime.pod_generation(self.pod.metadata.uid), tuple(self.instances.values()))
+        key = (self.runtime.pod_generation(self.uid), tuple(self.instances.values()))
         if self._terms is not None and self._terms[0] == key:  # what runs of it is as it was
             return self._terms[1]
         if self._parts is None:  # read the spec once: model attributes are slow to reach
@@ -122,10 +128,12 @@ class NodeAggregate:
     their series and mostly their start: each (series, start) is read once and counted as often as it occurs.
     """
 
-    def __init__(self, pods: list[LivePod], t: int, terms: Optional[list[tuple]] = None):
-        sums = [0, 0, 0, 0, 0]
-        for series, start, slot, count in usage_terms(pods) if terms is None else terms:
-            sums[slot] += count * series.at(t - start)
+    def __init__(self, pods: list[LivePod], t: int, terms: Optional[list[tuple]] = None,
+                 sums: Optional[list[int]] = None):
+        if sums is None:  # else the slots' sums at t, already added up
+            sums = [0, 0, 0, 0, 0]
+            for series, start, slot, count in usage_terms(pods) if terms is None else terms:
+                sums[slot] += count * series.at(t - start)
         self.values = dict(zip(("memory", "rootfs", "logs", "inodes"), sums))
         self.started, self.pod, self.plan = t, _ALL, SimpleNamespace(pids=Series([(0, sums[4])]))
 
@@ -135,6 +143,84 @@ class NodeAggregate:
     def volume(self, t: int, name: str) -> int:
         return 0
 # --8<-- [end:node_aggregate]
+
+
+# --8<-- [start:node_summaries]
+def node_summaries(scenario, terms: list[tuple], store: images.ImageStore, node_usage: dict[str, Series],
+                   times: list[int], start: datetime) -> list[stats.Summary]:
+    """The node part of NodeAggregate's Summary at each of the times (what a pass without pressure reads)."""
+    return [stats.Summary(node_stats(scenario, totals, store, u, start + timedelta(seconds=u), node_usage)[0], [])
+            for u, totals in zip(times, _totals(terms, times))]
+
+
+def signal_levels(scenario, terms: list[tuple], store: images.ImageStore, node_usage: dict[str, Series],
+                  times: list[int], wanted: frozenset) -> list[dict[str, SignalObservation]]:
+    """What makeSignalObservations reads from node_summaries at each of the times, for the wanted signals.
+
+    Each term's series is read once for all the times (Series.at_each), and the node's figures are
+    summary.node_figures, as node_stats has them; a stretch of passes is read this way at once.
+    Upstream: pkg/kubelet/eviction/helpers.go makeSignalObservations (without its timestamps)
+    """
+    cap, images, containerfs = scenario.capacity, images_used(store), containerfs_signals_known()
+    own = [dict(zip(node_usage, values)) for values in zip(*(s.at_each(times) for s in node_usage.values()))]
+    found = []
+    for totals, used in zip(_totals(terms, times), own):
+        nodefs_used, inodes_used, imagefs, node_ws, curproc = node_figures(scenario, totals, images, used)
+        nodefs = (max(cap["nodefs"] - nodefs_used, 0), cap["nodefs"], max(cap["inodes"] - inodes_used, 0), cap["inodes"])
+        image = nodefs if imagefs is None else (max(imagefs[0] - imagefs[1], 0), imagefs[0],
+                                                max(imagefs[2] - imagefs[3], 0), imagefs[2])
+        memory, pods = max(cap["memory"] - node_ws, 0), max(scenario.pods_memory_limit - totals["ws"], 0)
+        levels = {evapi.SIGNAL_MEMORY_AVAILABLE: (memory, memory + node_ws),
+                  evapi.SIGNAL_ALLOCATABLE_MEMORY_AVAILABLE: (pods, pods + totals["ws"]),
+                  evapi.SIGNAL_NODEFS_AVAILABLE: nodefs[:2], evapi.SIGNAL_NODEFS_INODES_FREE: nodefs[2:],
+                  evapi.SIGNAL_IMAGEFS_AVAILABLE: image[:2], evapi.SIGNAL_IMAGEFS_INODES_FREE: image[2:]}
+        if containerfs:
+            levels.update({evapi.SIGNAL_CONTAINERFS_AVAILABLE: image[:2], evapi.SIGNAL_CONTAINERFS_INODES_FREE: image[2:]})
+        found.append({k: SignalObservation(_int64(a), _int64(c)) for k, (a, c) in levels.items() if k in wanted})
+        if evapi.SIGNAL_PID_AVAILABLE in wanted:
+            found[-1][evapi.SIGNAL_PID_AVAILABLE] = SignalObservation(_int64(cap["maxpid"] - curproc), cap["maxpid"])
+    return found
+
+
+def _totals(terms: list[tuple], times: list[int]) -> list[dict[str, int]]:
+    """The Pods' totals at each of the times, as build_summary adds them up from NodeAggregate."""
+    sums = [[0] * len(times) for _ in range(5)]
+    for series, begin, slot, count in terms:
+        row = sums[slot]
+        for i, value in enumerate(series.at_each([u - begin for u in times])):
+            row[i] += count * value
+    return [{"ws": ws, "rootfs": rootfs, "logs": logs, "volumes": 0, "inodes": inodes, "pids": pids}
+            for ws, rootfs, logs, inodes, pids in zip(*sums)]
+# --8<-- [end:node_summaries]
+
+
+class FoldedTerms:
+    """usage_terms kept up to date: a Pod is folded in or out again only when its terms have changed."""
+
+    def __init__(self):
+        self.of: dict[str, list] = {}  # uid -> the terms folded in for it
+        self.folded: dict[tuple[int, int, int], list] = {}
+
+    def update(self, pods: list[LivePod]) -> list[tuple[Series, int, int, int]]:
+        seen = {}
+        for lp in pods:
+            uid, terms = lp.uid, lp.terms()
+            seen[uid] = terms
+            if self.of.get(uid) is not terms:
+                self._fold(self.of.get(uid, ()), -1)
+                self._fold(terms, 1)
+        for uid in self.of.keys() - seen.keys():
+            self._fold(self.of[uid], -1)
+        self.of = seen
+        return [tuple(term) for term in self.folded.values()]
+
+    def _fold(self, terms, sign: int) -> None:
+        for series, start, slot in terms:
+            key = (id(series), start, slot)
+            term = self.folded.setdefault(key, [series, start, slot, 0])
+            term[3] += sign
+            if not term[3]:
+                del self.folded[key]
 
 
 def usage_terms(pods: list[LivePod]) -> list[tuple[Series, int, int, int]]:
@@ -183,15 +269,18 @@ def image_gc(store: images.ImageStore, image_fs: stats.FsStats, high: int, low: 
     Upstream: pkg/kubelet/images/image_gc_manager.go realImageGCManager.GarbageCollect
     """
     capacity, available = image_fs.capacity_bytes, min(image_fs.available_bytes, image_fs.capacity_bytes)
-    if capacity == 0:
-        return None
-    usage_percent = 100 - int(available * 100 / capacity)
-    if usage_percent < high:
+    if not image_gc_due(image_fs, high):
         return None
     amount_to_free = capacity * (100 - low) // 100 - available
     freed, inodes = store.free_space(amount_to_free, now)
     return amount_to_free, freed, inodes
 # --8<-- [end:image_gc]
+
+
+def image_gc_due(image_fs: stats.FsStats, high: int) -> bool:
+    """Whether image GC frees space: the image filesystem is at least high percent used. Upstream: GarbageCollect"""
+    capacity, available = image_fs.capacity_bytes, min(image_fs.available_bytes, image_fs.capacity_bytes)
+    return capacity != 0 and 100 - int(available * 100 / capacity) >= high
 
 
 def free_disk_space_failed_message(amount_to_free: int, freed: int) -> str:

@@ -1,0 +1,152 @@
+"""Chapter 5: the node replay's quiet stretches tell the same story as a replay that runs every step.
+
+`NodeReplay(skip_quiet_passes=True)` does not run an eviction pass that would find nothing (no threshold met, no
+condition ending, no local-storage limit passed): it writes the row of signals the pass would have given and
+counts it, and a pass reads the Pods' stats only if it ranks them. `Kubelet(batch_settled_resyncs=True)` does a
+quiet stretch's settled resyncs and repeated back-offs in one go. Upstream runs every pass (every 10 s,
+pkg/kubelet/eviction/eviction_manager.go managerImpl.Start) and every resync (pkg/kubelet/pod_workers.go
+completeWork), so each switch is proven here: off, every pass and every resync is run, and every output of
+`mini-kubelet run` (the JSON, the text, the plot's data), the kubelet's logs, its events and every Pod's status
+are the same, byte for byte, over every example node scenario and over generated ones.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from mini_kubelet import features, resync_batch
+from mini_kubelet.cmd import run_node_report
+from mini_kubelet.sim.reader import read_scenario
+from mini_kubelet.sim.node.plot import node_panels
+from mini_kubelet.sim.node.replay import NodeReplay
+from mini_kubelet.sim.node.scenario import load_node_scenario
+from mini_kubelet.sim.node.usage import node_summaries, signal_levels
+from mini_kubelet.eviction import signals
+
+from .conftest import EXAMPLES
+
+pytestmark = pytest.mark.ch5
+
+NODE_EXAMPLES = sorted(p for p in [*(EXAMPLES / "scenarios").glob("*.yaml"), *(EXAMPLES / "scenarios" / "playbook").glob("*.yaml")]
+                       if (yaml.safe_load(p.read_text()) or {}).get("replay") == "node")
+SWITCHES = ({"skip_quiet_passes": False}, {"batch_settled_resyncs": False})
+
+
+def outcome(scenario, **switches) -> dict:
+    """Everything a reader sees of a replay, and the kubelet's own records."""
+    replay = NodeReplay(copy.deepcopy(scenario), **switches)
+    trace = replay.run()
+    kl = replay.kubelet
+    return {"json": run_node_report.render_json(trace), "text": run_node_report.render_text(trace),
+            "plot": repr(node_panels(trace)), "kubelet log": kl.handlers.log, "workers log": kl.pod_workers.log,
+            "events": [(e.time, e.type, e.reason, e.involved, e.message) for e in kl.recorder.events],
+            "statuses": [repr(kl.pod_status(pod)) for pod in kl.pod_manager.get_pods()]}
+
+
+def example(path: Path):
+    doc, where, base, name = read_scenario(path)
+    return load_node_scenario(doc, where, base, name)
+
+
+@pytest.mark.parametrize("switch", SWITCHES, ids=lambda s: ",".join(s))
+@pytest.mark.parametrize("path", NODE_EXAMPLES, ids=lambda p: p.stem)
+def test_every_example_is_the_same_with_every_step_run(path, switch):
+    scenario = example(path)
+    assert outcome(scenario) == outcome(scenario, **switch)
+
+
+def test_the_day_takes_both_shortcuts(monkeypatch):
+    """On the day of 110 Pods most passes are accounted for, not run, and the Kubelet's resyncs go in batches
+    (else the equal outcomes above would prove nothing)."""
+    performed = []
+    perform = resync_batch.ResyncPlan.perform
+    monkeypatch.setattr(resync_batch.ResyncPlan, "perform", lambda self, before: (performed.append(before),
+                                                                                  perform(self, before)))
+    replay = NodeReplay(example(EXAMPLES / "scenarios" / "day-110-pods.yaml"))
+    run = replay.manager.synchronize
+    runs = []
+    replay.manager.synchronize = lambda *args: (runs.append(1), run(*args))[1]
+    trace = replay.run()
+    assert len(runs) < trace.passes / 2 and len(performed) > 100
+
+
+def test_signal_levels_are_what_a_pass_observes():
+    """signal_levels reads, for many instants at once, what makeSignalObservations reads from the node's Summary
+    (pkg/kubelet/eviction/helpers.go makeSignalObservations), signal for signal."""
+    replay = NodeReplay(example(EXAMPLES / "scenarios" / "node-crash-loop-pressure.yaml"))
+    replay.run()
+    _, terms, _ = replay._usage_terms(replay._active_pods())
+    times = list(range(0, 2400, 7))
+    wanted = frozenset(signals.SIGNAL_TO_NODE_CONDITION)
+    levels = signal_levels(replay.sc, terms, replay.store, replay.node_usage, times, wanted)
+    summaries = node_summaries(replay.sc, terms, replay.store, replay.node_usage, times, replay.clock.start)
+    for got, summary in zip(levels, summaries):
+        observed = signals.make_signal_observations(summary)[0]
+        assert {k: (v.available, v.capacity) for k, v in got.items()} == \
+            {k: (v.available, v.capacity) for k, v in observed.items() if k in wanted}
+
+
+# --- generated node scenarios: a few Pods, crash loops, kills at the limit, pressure, deletions, usage changes ---
+
+def _pod(i: int, memory, limit, run, replica_set: bool, ephemeral: bool, static: bool) -> dict:
+    resources = {"requests": {"cpu": "100m", "memory": "128Mi"}}
+    if limit:
+        resources["limits"] = {"memory": f"{limit}Mi"}
+    if ephemeral:
+        resources.setdefault("limits", {})["ephemeral-storage"] = "1Gi"
+    entry = {"manifest": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i}", "namespace": "gen"},
+                          "spec": {"containers": [{"name": "app", "image": "registry.example/app:1",
+                                                   "resources": resources}]}},
+             "usage": {"memory": memory, "logs": {"ramp": {"0s": "0", "30m": "2Gi"}}}}
+    if run is not None:
+        entry["run"] = {"app": {"after": f"{run[0]}s", "exitCode": run[1]}}
+    if static:
+        entry["source"] = "file"  # a static Pod: no ReplicaSet owns it
+    elif replica_set:
+        entry["replicaSet"] = f"rs{i}"
+    return entry
+
+
+memories = st.one_of(st.integers(50, 3000).map(lambda m: f"{m}Mi"),
+                     st.tuples(st.integers(0, 9), st.integers(50, 3000), st.integers(10, 20), st.integers(50, 3000))
+                     .map(lambda r: {"ramp": {f"{r[0]}m": f"{r[1]}Mi", f"{r[2]}m": f"{r[3]}Mi"}}))
+pods = st.builds(lambda *a: a, memories, st.one_of(st.none(), st.integers(200, 2500)),
+                 st.one_of(st.none(), st.tuples(st.integers(5, 400), st.sampled_from([0, 1]))),
+                 st.booleans(), st.integers(0, 5).map(lambda n: n == 0), st.integers(0, 7).map(lambda n: n == 0))
+events = st.tuples(st.integers(1, 19), st.sampled_from(["delete", "set", "pull"]), st.integers(0, 4))
+
+
+@settings(max_examples=10, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(pods, min_size=1, max_size=5), st.lists(events, max_size=3), st.sampled_from(["100Mi", "500Mi"]),
+       st.booleans(), st.sampled_from(["30s", "5m"]), st.sampled_from(["1.27", "1.36"]))
+def test_generated_scenarios_are_the_same_with_every_step_run(entries, happenings, hard, soft, transition, release):
+    doc = {"replay": "node", "duration": "20m",
+           "node": {"name": "gen", "capacity": {"memory": "6Gi", "cpu": "8", "nodefs": "40Gi", "inodes": 2000000,
+                                                "maxpid": 4194304},
+                    "usage": {"memory": "1Gi", "nodefs": "20Gi", "inodes": 300000, "pids": 300},
+                    "kubelet": {"evictionHard": {"memory.available": hard, "nodefs.available": "10%"},
+                                "evictionPressureTransitionPeriod": transition}},
+           "images": [{"name": "registry.example/old:1", "size": "8Gi", "lastUsed": "-48h", "detected": "-72h"}],
+           "pods": [_pod(i, *entry) for i, entry in enumerate(entries)], "events": []}
+    if soft:
+        doc["node"]["kubelet"].update(evictionSoft={"memory.available": "1500Mi"},
+                                      evictionSoftGracePeriod={"memory.available": "1m"})
+    api_pods = [f"p{i}" for i, entry in enumerate(entries) if not entry[-1]]
+    for at, kind, target in happenings:
+        if kind != "pull" and not api_pods:
+            continue
+        name = api_pods[target % len(api_pods)] if api_pods else ""
+        doc["events"].append({"at": f"{at}m", **({"deletePod": {"pod": name}} if kind == "delete" else
+                                                  {"set": {"pod": name, "container": "app", "memory": "2Gi"}}
+                                                  if kind == "set" else
+                                                  {"pullImage": {"name": f"registry.example/big:{at}", "size": "10Gi"}})})
+    with features.release_profile(release):
+        scenario = load_node_scenario(doc, "<generated>", Path("."), "generated")
+        quick = outcome(scenario)
+        for switch in SWITCHES:
+            assert outcome(scenario, **switch) == quick
