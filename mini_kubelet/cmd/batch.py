@@ -1,10 +1,12 @@
 """Run many `mini-kubelet` command lines in one process, each printing exactly what it would print alone.
 
 Upstream: none (a course tool). The site build uses it for the command output on its pages: one
-interpreter for all of them instead of one each. Input on stdin, output on stdout, both JSON:
+interpreter for all of them instead of one each. Input on stdin, JSON; output on stdout, one JSON line a
+command, in order, each printed as soon as its command has run (a page waits only for its own commands):
 
     in:  [["show", "examples/pods/web.yaml"], ["run", "examples/scenarios/pids.yaml"], ...]
-    out: [{"exit": 0, "stdout": "...", "stderr": "..."}, ...]   (one result per command, in order)
+    out: {"exit": 0, "stdout": "...", "stderr": "..."}
+         {"exit": 0, ...}
 """
 
 from __future__ import annotations
@@ -41,4 +43,5 @@ def parse_each_text_once() -> None:
 
 if __name__ == "__main__":
     parse_each_text_once()
-    json.dump([run_one(argv) for argv in json.load(sys.stdin)], sys.stdout)
+    for argv in json.load(sys.stdin):
+        print(json.dumps(run_one(argv)), flush=True)
