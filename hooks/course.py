@@ -42,7 +42,6 @@ from mkdocs.structure.files import File
 from mkdocs.utils import get_relative_url
 
 from mini_kubelet.labs import notebooks
-from mini_kubelet.sim import fields as scenario_fields
 
 PLOTS = "assets/plots"  # where the scenario plots are published in the site
 
@@ -235,6 +234,15 @@ def plot_figure(scenario: str, page) -> str:
             f'mini-kubelet run {scenario} --plot {name}</code>, drawn when this site was built</figcaption></figure>')
 
 
+def scenario_fields(kind: str) -> str:
+    """The reference tables of a scenario format, from the readers' own field definitions."""
+    # Imported here, on the one page that shows them: the scenario package would cost every build's start half a
+    # second, before the page commands and the labs can begin.
+    from mini_kubelet.sim import fields
+
+    return fields.markdown(kind)
+
+
 def _wrap_command(command: str, width: int = 80) -> str:
     """The command as a reader would type it, continued with backslashes before options that overflow."""
     lines = ["$"]
@@ -256,7 +264,7 @@ def on_page_markdown(markdown, page, config, files):
     def transform(text: str) -> str:
         text = UPSTREAM_REF.sub(lambda m: upstream_link(m.group(1), repo, tag), text)
         text = PLOT_MARKER.sub(lambda m: plot_figure(m.group(1), page), text)
-        text = FIELDS_MARKER.sub(lambda m: scenario_fields.markdown(m.group(1)), text)
+        text = FIELDS_MARKER.sub(lambda m: scenario_fields(m.group(1)), text)
         text = RELEASES_MARKER.sub(lambda m: release_tabs(m.group(2), m.group(1) or "0"), text)
         return RUN_MARKER.sub(lambda m: console_block(m.group(2), command_outputs(m.group(2))[m.group(2)], int(m.group(1) or 0)),
                               text)
