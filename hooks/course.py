@@ -33,6 +33,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -99,6 +100,8 @@ def stream_commands(commands: list[str], root: Path):
         process = subprocess.Popen([sys.executable, "-m", "mini_kubelet.cmd.batch"], cwd=root, env=env,
                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors, text=True)
         _BUILD["processes"].append(process)
+        deadline = threading.Timer(600, process.kill)  # a batch that hangs fails the build instead of holding it
+        deadline.start()
         try:
             process.stdin.write(json.dumps(argvs))
             process.stdin.close()
@@ -109,6 +112,7 @@ def stream_commands(commands: list[str], root: Path):
         finally:
             process.stdout.close()  # a reader that stopped early ends the batch
             process.wait()
+            deadline.cancel()
             _BUILD["processes"].remove(process)
         if process.returncode != 0 or count != len(argvs):
             errors.seek(0)
