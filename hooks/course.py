@@ -33,6 +33,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -42,7 +43,6 @@ from mkdocs.structure.files import File
 from mkdocs.utils import get_relative_url
 
 from mini_kubelet.labs import notebooks
-from mini_kubelet.sim import fields as scenario_fields
 
 PLOTS = "assets/plots"  # where the scenario plots are published in the site
 
@@ -87,22 +87,8 @@ def _outside_code(markdown: str, transform) -> str:
     return "".join(parts + [transform(markdown[last:])])
 
 
-def _run_json(what: str, argv: list[str], data, root: Path, env: dict, timeout: float | None = 600) -> str:
-    """Run `argv` from the course root with `data` as JSON on stdin; its stdout (PluginError naming `what` if it fails)."""
-    process = subprocess.Popen(argv, cwd=root, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
-    _BUILD["processes"].append(process)
-    try:
-        stdout, stderr = process.communicate(json.dumps(data), timeout=timeout)
-    finally:
-        _BUILD["processes"].remove(process)
-    if process.returncode != 0:
-        raise PluginError(f"{what} could not run:\n{stderr[-3000:]}")
-    return stdout
-
-
-def run_commands(commands: list[str], root: Path) -> list[dict]:
-    """Run `mini-kubelet ...` command lines from the course root in one new interpreter; their results in order."""
+def stream_commands(commands: list[str], root: Path):
+    """Run `mini-kubelet ...` command lines from the course root in one new interpreter; yield each result, in order, as it comes."""
     argvs = []
     for command in commands:
         argv = shlex.split(command)
@@ -110,28 +96,58 @@ def run_commands(commands: list[str], root: Path) -> list[dict]:
             raise PluginError(f"run marker: only mini-kubelet commands run on pages, not {argv[0]!r}")
         argvs.append(argv[1:])
     env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "100"}
-    return json.loads(_run_json("the page commands", [sys.executable, "-m", "mini_kubelet.cmd.batch"], argvs, root, env))
+    with tempfile.TemporaryFile("w+") as errors:  # read only if it fails
+        process = subprocess.Popen([sys.executable, "-m", "mini_kubelet.cmd.batch"], cwd=root, env=env,
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors, text=True)
+        _BUILD["processes"].append(process)
+        deadline = threading.Timer(600, process.kill)  # a batch that hangs fails the build instead of holding it
+        deadline.start()
+        try:
+            process.stdin.write(json.dumps(argvs))
+            process.stdin.close()
+            count = 0
+            for line in process.stdout:
+                count += 1
+                yield json.loads(line)
+        finally:
+            process.stdout.close()  # a reader that stopped early ends the batch
+            process.wait()
+            deadline.cancel()
+            _BUILD["processes"].remove(process)
+        if process.returncode != 0 or count != len(argvs):
+            errors.seek(0)
+            raise PluginError(f"the page commands could not run:\n{errors.read()[-3000:]}")
 
 
-def run_batch(kind: str, keys: list[str], lines: list[str], root: Path, saved: Path, figures: dict) -> list[dict]:
-    """The results of one batch of page commands, run unless another build of the course ran them meanwhile.
+def run_commands(commands: list[str], root: Path) -> list[dict]:
+    """The results of `mini-kubelet ...` command lines run in one new interpreter, in order."""
+    return list(stream_commands(commands, root))
+
+
+def run_batch(commands: dict[str, str], root: Path, saved: Path, figures: dict, results: dict[str, Future]) -> None:
+    """Give each command's future (by key) its result as it comes, running only what another build has not run meanwhile.
 
     Two builds at once (the site and the offline folder, say) share the cache: the second to come waits
-    for the first's batch of the same kind, then reuses its results, which are saved beside the others.
+    for the first's batch, then reuses its results, which are saved beside the others.
     """
-    locks = saved.parent.parent / "locks"
-    with notebooks.held_lock(locks / f"{kind}.lock"):
-        with notebooks.held_lock(locks / "saved.lock"):
+    results = dict(results)  # the build takes each future out of its copy as a page waits for it
+    try:
+        with notebooks.held_lock(saved.parent.parent / "locks" / "commands.lock"):
             done = json.loads(saved.read_text(encoding="utf-8")) if saved.exists() else {}
-        todo = [i for i, key in enumerate(keys) if key not in done or (key in figures and not figures[key].exists())]
-        results = dict(zip([keys[i] for i in todo], run_commands([lines[i] for i in todo], root) if todo else []))
-        with notebooks.held_lock(locks / "saved.lock"):
-            done = json.loads(saved.read_text(encoding="utf-8")) if saved.exists() else {}
-            if results:
-                done.update(results)
+            todo = [key for key in commands if key not in done or (key in figures and not figures[key].exists())]
+            for key in commands:
+                if key not in todo:
+                    results[key].set_result(done[key])
+            for number, result in enumerate(stream_commands([commands[key] for key in todo], root)):
+                done[todo[number]] = result
+                results[todo[number]].set_result(result)
+            if todo:
                 saved.parent.mkdir(parents=True, exist_ok=True)
                 saved.write_text(json.dumps(done), encoding="utf-8")
-    return [results[key] if key in results else done[key] for key in keys]
+    except BaseException as err:  # every page still waiting for its output learns why it will not come
+        for result in results.values():
+            if not result.done():
+                result.set_exception(err)
 
 
 def run_labs(sources: list[Path], cache_dir: Path, digest: str, root: Path) -> dict[str, Future]:
@@ -222,6 +238,15 @@ def plot_figure(scenario: str, page) -> str:
             f'mini-kubelet run {scenario} --plot {name}</code>, drawn when this site was built</figcaption></figure>')
 
 
+def scenario_fields(kind: str) -> str:
+    """The reference tables of a scenario format, from the readers' own field definitions."""
+    # Imported here, on the one page that shows them: the scenario package would cost every build's start half a
+    # second, before the page commands and the labs can begin.
+    from mini_kubelet.sim import fields
+
+    return fields.markdown(kind)
+
+
 def _wrap_command(command: str, width: int = 80) -> str:
     """The command as a reader would type it, continued with backslashes before options that overflow."""
     lines = ["$"]
@@ -243,7 +268,7 @@ def on_page_markdown(markdown, page, config, files):
     def transform(text: str) -> str:
         text = UPSTREAM_REF.sub(lambda m: upstream_link(m.group(1), repo, tag), text)
         text = PLOT_MARKER.sub(lambda m: plot_figure(m.group(1), page), text)
-        text = FIELDS_MARKER.sub(lambda m: scenario_fields.markdown(m.group(1)), text)
+        text = FIELDS_MARKER.sub(lambda m: scenario_fields(m.group(1)), text)
         text = RELEASES_MARKER.sub(lambda m: release_tabs(m.group(2), m.group(1) or "0"), text)
         return RUN_MARKER.sub(lambda m: console_block(m.group(2), command_outputs(m.group(2))[m.group(2)], int(m.group(1) or 0)),
                               text)
@@ -254,7 +279,7 @@ def on_page_markdown(markdown, page, config, files):
 # What the build computed, kept while `mkdocs serve` rebuilds: page command output and its inputs' digest;
 # and, during a build, what is still running (the page commands, the labs) and the processes running it.
 _BUILD: dict = {"digest": None, "outputs": {}, "pending": {}, "processes": []}
-_WAITING = ThreadPoolExecutor(max_workers=3, thread_name_prefix="course-hook")  # threads that wait on the processes
+_WAITING = ThreadPoolExecutor(max_workers=2, thread_name_prefix="course-hook")  # threads that wait on the processes
 
 
 def _course_root(config) -> Path:
@@ -311,15 +336,15 @@ def _prepare(files, config):
     if not outputs and saved.exists():
         outputs.update(json.loads(saved.read_text(encoding="utf-8")))
     missing = [key for key in commands if key not in outputs or (key in figures and not figures[key].exists())]
-    pending = _BUILD["pending"] = {"figures": {scenario: commands[scenario] for scenario in figures}, "commands": [],
-                                   "saved": (saved, plots)}
+    # One interpreter, in the order the build reads the pages, and the plots last: only the end of the build needs
+    # them (drawing them is most of the batch's time).
+    missing.sort(key=lambda key: key in figures)
+    results = {key: Future() for key in missing}
+    pending = _BUILD["pending"] = {"figures": {scenario: commands[scenario] for scenario in figures}, "results": results}
     plots.mkdir(parents=True, exist_ok=True)
-    # Two interpreters: the pages' command output, which the first pages wait for, and the plots, which only the
-    # end of the build needs (drawing them is most of a batch's time).
-    for kind, batch in (("commands", [k for k in missing if k not in figures]), ("plots", [k for k in missing if k in figures])):
-        if batch:
-            running = _WAITING.submit(run_batch, kind, batch, [commands[k] for k in batch], root, saved, figures)
-            pending["commands"].append((running, batch))
+    if missing:
+        _WAITING.submit(run_batch, {key: commands[key] for key in missing}, root, saved, figures, results)
+        pending["saved"] = (saved, plots)
     to_run = [s for s in sources if not pages[s].exists()]
     if to_run:
         pending["labs"] = run_labs(to_run, cache / "lab-pages", digest, root)
@@ -334,15 +359,15 @@ def _prepare(files, config):
 
 
 def command_outputs(key: str | None = None) -> dict:
-    """The page commands' results: once the batch started by _prepare that runs `key` has finished (None: every batch)."""
+    """The page commands' results: once the batch started by _prepare has run `key` (None: every command)."""
     outputs, pending = _BUILD["outputs"], _BUILD["pending"]
-    for started in list(pending.get("commands", [])):
-        running, batch = started
-        if key is None or key in batch:
-            outputs.update(zip(batch, running.result()))
-            pending["commands"].remove(started)
-            _remove_stale(*pending["saved"])
+    results = pending.get("results", {})
+    for waited in [key] if key is not None else list(results):
+        if waited in results:
+            outputs[waited] = results.pop(waited).result()
     if key is None:
+        if "saved" in pending:
+            _remove_stale(*pending.pop("saved"))
         for scenario, command in pending.pop("figures", {}).items():
             console_block(command, outputs[scenario], 0)  # the plot command must have succeeded
     return outputs

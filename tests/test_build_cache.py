@@ -50,6 +50,21 @@ def test_the_digest_covers_every_module_of_the_package(course, monkeypatch):
     assert modules and modules <= set(seen)
 
 
+def test_a_cells_output_cut_into_several_messages_is_kept_as_one_as_jupyter_shows_it():
+    """A kernel flushes what a cell prints every 0.2 s: a slow cell's output comes in pieces, as many as timing gives."""
+    import nbformat
+
+    stream = lambda name, text: nbformat.v4.new_output("stream", name=name, text=text)  # noqa: E731
+    picture = nbformat.v4.new_output("display_data", data={"text/plain": "<Figure>"})
+    cell = nbformat.v4.new_code_cell("...", outputs=[stream("stdout", "a\n"), stream("stdout", "b\n"), stream("stderr", "!\n"),
+                                                     stream("stderr", "?\n"), picture, stream("stdout", "c\n")])
+    notebook = nbformat.v4.new_notebook(cells=[cell, nbformat.v4.new_markdown_cell("prose")])
+    notebooks.join_streams(notebook)
+    assert [(o.output_type, o.get("name"), o.get("text")) for o in cell.outputs] == [
+        ("stream", "stdout", "a\nb\n"), ("stream", "stderr", "!\n?\n"), ("display_data", None, None), ("stream", "stdout", "c\n")]
+    assert "outputs" not in notebook.cells[1]
+
+
 def test_a_lab_run_outside_the_course_folder_finds_the_examples(tmp_path, monkeypatch):
     """course_path falls back to the course folder the package was installed from (`pip install -e .`)."""
     from mini_kubelet.labs import course_path

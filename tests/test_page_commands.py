@@ -11,7 +11,7 @@ import pytest
 
 from hooks.course import COMPARED, RUN_MARKER, release_answer, run_commands
 
-from .conftest import DOCS, ROOT
+from .conftest import DOCS, EXAMPLES, ROOT
 
 pytestmark = pytest.mark.ch0
 
@@ -48,6 +48,28 @@ def test_a_batch_keeps_commands_apart():
     assert first["exit"] == 2 and first["stdout"] == "" and "12Zi" in first["stderr"]
     assert second["exit"] == 0 and second["stderr"] == "" and second["stdout"].startswith("Pod shop/web\n")
     assert third["exit"] == 0 and third["stdout"].startswith("usage: mini-kubelet")
+
+
+# YAML the pure-Python parser and libyaml might read apart: aliases, a bomb, deep nesting, a huge number, tabs, BOM.
+TRICKY = ["a: &x [1, 2]\nb: *x\n", "a: &a [1,1,1,1,1,1,1,1,1,1]\n" + "".join(f"{c}: &{c} [*{p},*{p},*{p},*{p},*{p},*{p},*{p},*{p},*{p},*{p}]\n"
+          for p, c in zip("abcdefg", "bcdefgh")), "[" * 5000 + "]" * 5000, "n: " + "9" * 5000 + "\n", "a:\n\tb: 1\n",
+          "\ufeffkind: Pod\n", "a: 1\n---\n---\nb: [1,\n", "a: 'x\n", "- : :\n", "a: b: c\n", "key: value\nkey: other\n"]
+
+
+def test_the_batch_reads_every_example_as_the_command_alone_does():
+    """The batch parses with libyaml: the same documents as a command alone, or for a bad text the same one-line error."""
+    from mini_kubelet.cmd import batch
+    from mini_kubelet.errors import ManifestError
+
+    def read(parse, text):
+        try:
+            return parse(text, "f.yaml")
+        except ManifestError as err:
+            return str(err)
+
+    texts = [path.read_text(encoding="utf-8") for path in sorted(EXAMPLES.rglob("*")) if path.is_file()] + TRICKY
+    assert len(texts) > 100
+    assert [read(batch.parse_fast, text) for text in texts] == [read(batch.PARSE_ALONE, text) for text in texts]
 
 
 def test_only_mini_kubelet_commands_run_on_pages():

@@ -7,6 +7,8 @@ import os
 import re
 import subprocess
 import sys
+from html import unescape
+from html.parser import HTMLParser
 from urllib.request import urlopen
 
 import pytest
@@ -103,6 +105,54 @@ def test_lab_page_shows_code_outputs_and_a_notebook_to_download(page):
     notebook = json.loads(urlopen(page.base + "/labs/" + link.get_attribute("href").split("/")[-1]).read())
     assert any('raise NotImplementedError("Exercise 1: CPU in millicores")' in "".join(c["source"])
                for c in notebook["cells"])
+
+
+class LabCells(HTMLParser):
+    """The text of a built lab page's notebook cells, a list of pieces by kind: "prose" (Markdown) and "code" (code and output)."""
+
+    def __init__(self, html: str):
+        super().__init__()
+        self.kinds: list[str | None] = []  # the cell kind each open div is in
+        self.text: dict[str, list[str]] = {"prose": [], "code": []}
+        self.feed(html)
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "div":
+            classes = (dict(attrs).get("class") or "").split()
+            kind = "code" if "jp-CodeCell" in classes else "prose" if "jp-MarkdownCell" in classes else None
+            self.kinds.append(kind or (self.kinds[-1] if self.kinds else None))
+
+    def handle_endtag(self, tag):
+        if tag == "div":
+            self.kinds.pop()
+
+    def handle_data(self, data):
+        if self.kinds and self.kinds[-1]:
+            self.text[self.kinds[-1]].append(data)
+
+
+def words(text: str) -> str:
+    """Text as a search matches it: whitespace collapsed, no heading anchor."""
+    return " ".join(text.replace("¶", "").split())
+
+
+def test_the_search_index_has_each_labs_prose_and_none_of_its_code(site):
+    """Every piece of a lab page's Markdown cells is searchable; no line of its code cells (code or output) is,
+    unless the prose says it too."""
+    out, _ = site
+    index = json.loads((out / "search" / "search_index.json").read_text(encoding="utf-8"))["docs"]
+    labs = sorted(p.stem for p in (ROOT / "labs" / "src").glob("*.py"))
+    assert labs
+    for lab in labs:
+        cells = LabCells((out / "labs" / lab / "index.html").read_text(encoding="utf-8")).text
+        entries = " ".join(f"{e['title']} {e['text']}" for e in index if e["location"].startswith(f"labs/{lab}/"))
+        indexed = words(unescape(re.sub(r"<[^>]+>", "", entries)))
+        prose = [words(piece) for piece in cells["prose"] if words(piece)]
+        said = words("".join(cells["prose"]))
+        code = {words(line) for piece in cells["code"] for line in piece.splitlines() if len(line.split()) >= 3}
+        assert prose and code, lab
+        assert [piece for piece in prose if piece not in indexed] == [], lab
+        assert sorted(line for line in code if line in indexed and line not in said) == [], lab
 
 
 def test_run_markers_show_real_command_output(page):

@@ -249,6 +249,24 @@ def executed_solutions(source: Path, cache_dir: Path, digest: str | None = None)
         return target if target.exists() else _execute(source, target)
 
 
+def join_streams(notebook: nbformat.NotebookNode) -> None:
+    """Join each cell's consecutive outputs on one stream into one output, as Jupyter shows them.
+
+    How a kernel cuts what a cell prints into messages depends on timing (a flush every 0.2 s): joined,
+    the same run gives the same page on a busy machine and on an idle one.
+    """
+    for cell in notebook.cells:
+        joined = []
+        for output in cell.get("outputs", []):
+            last = joined[-1] if joined else None
+            if last is not None and output.output_type == last.output_type == "stream" and output.name == last.name:
+                last.text += output.text
+            else:
+                joined.append(output)
+        if "outputs" in cell:
+            cell.outputs = joined
+
+
 @contextlib.contextmanager
 def held_lock(lock: Path):
     """Hold a lock file (where the system has them): one run of a lab, or of the site's commands, at a time.
@@ -270,6 +288,7 @@ def _execute(source: Path, target: Path) -> Path:
         client.execute()
     except CellExecutionError as err:
         raise LabRunError(f"{source.name}: a cell raised {err.ename}: {err.evalue}") from None
+    join_streams(notebook)
     target.parent.mkdir(parents=True, exist_ok=True)
     for stale in target.parent.glob(f"{source.stem}.*.ipynb"):
         stale.unlink()
