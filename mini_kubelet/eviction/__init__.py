@@ -6,7 +6,8 @@ The names are the submodules' own, each loaded when first asked for (PEP 562 __g
 only a threshold flag imports the thresholds alone, not the ranking and its Kubernetes client.
 """
 
-import importlib
+
+from ..lazy import lazy_getattr
 
 _NAMES = {  # submodule: the names it gives the package
     "api": "ALLOCATABLE_MEMORY_AVAILABLE DEFAULT_EVICTION_HARD SIGNAL_CONTAINERFS_AVAILABLE SIGNAL_CONTAINERFS_INODES_FREE "
@@ -27,13 +28,4 @@ _NAMES = {  # submodule: the names it gives the package
     "thresholds": "add_allocatable_thresholds parse_eviction_flag parse_map_string_string parse_percentage "
                   "parse_threshold_config",
 }
-_MODULE_OF = {name: module for module, names in _NAMES.items() for name in names.split()}
-
-
-def __getattr__(name: str):
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, globals(), _NAMES)

@@ -169,9 +169,9 @@ goes through it:
 
 from __future__ import annotations
 
-import importlib
 
 from ..eviction import signals
+from ..lazy import lazy_getattr
 from .series import PAGE_SIZE, Series, format_duration, parse_duration
 
 # The other names, each loaded from its module when first asked for (PEP 562 __getattr__): reading a scenario's
@@ -185,16 +185,7 @@ _NAMES = {
     "eviction.timeline": "Admission Eviction Happening RankedPod Step Timeline decided_by format_bytes format_signed_bytes "
                 "pod_label rank_rows threshold_text value_text",
 }
-_MODULE_OF = {name: module for module, names in _NAMES.items() for name in names.split()}
-
-
-def __getattr__(name: str):
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, globals(), _NAMES)
 
 
 __all__ = [
