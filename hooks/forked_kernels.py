@@ -22,6 +22,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -65,6 +66,7 @@ def _kernel(connection: socket.socket, argv: list[str], request: dict) -> None:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         sys.argv = argv
         connection.sendall(f"{os.getpid()}\n".encode())  # the connection stays open until this process ends
+        threading.Thread(target=_end_with_client, args=(connection,), daemon=True).start()
         from ipykernel import kernelapp
 
         kernelapp.launch_new_instance()
@@ -77,6 +79,14 @@ def _kernel(connection: socket.socket, argv: list[str], request: dict) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
+
+
+def _end_with_client(connection: socket.socket) -> None:
+    """End this kernel when its kernel command has gone (killed, or its build stopped): nothing else would."""
+    with contextlib.suppress(OSError):
+        while connection.recv(1):
+            pass
+    os._exit(1)
 
 
 def kernel(path: str, argv: list[str]) -> None:

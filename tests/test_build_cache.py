@@ -81,7 +81,9 @@ def test_the_kernels_start_from_a_kernelspec_naming_python_with_the_environment_
     """
     import json
     import os
+    import signal
     import sys
+    import time
 
     from jupyter_client.manager import start_new_kernel
 
@@ -104,8 +106,27 @@ def test_the_kernels_start_from_a_kernelspec_naming_python_with_the_environment_
         assert forked["argv"][0] == sys.executable
         manager, client = start_new_kernel(kernel_name="python3", startup_timeout=60)
         try:
-            reply = client.execute_interactive("import mini_kubelet", timeout=60)
+            printed = []
+            reply = client.execute_interactive("import mini_kubelet, os; print(os.getpid())", timeout=60,
+                                               output_hook=lambda m: printed.append(m["content"].get("text", "")))
             assert reply["content"]["status"] == "ok"
+            kernel = int("".join(printed))
+            # Its kernel command killed (as a stopped build or a shutdown that took too long leaves it), the
+            # forked kernel ends too, instead of running on reparented to init.
+            os.kill(manager.provisioner.process.pid, signal.SIGKILL)
+            deadline = time.monotonic() + 20
+            while _alive(kernel) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert not _alive(kernel), f"the forked kernel {kernel} outlived its kernel command"
         finally:
             client.stop_channels()
             manager.shutdown_kernel(now=True)
+
+
+def _alive(pid: int) -> bool:
+    """Whether the process runs (a zombie, ended but not yet reaped, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
