@@ -20,7 +20,8 @@
   and `{{ repo_dir }}` the folder a clone of it makes.
 - Each lab source `labs/src/NN-name.py` becomes the page `labs/NN-name/` (executed by
   mkdocs-jupyter), and the learner notebook `labs/NN-name.ipynb` is published for download.
-  With `extra.lab_solutions: false` (the learner edition) the page shows that notebook instead.
+  With `extra.lab_solutions: false` (the learner edition) the page shows that notebook instead. Each lab
+  page links Codespaces and Binder, except in a site built for reading from disk (the offline plugin).
 """
 
 from __future__ import annotations
@@ -480,7 +481,8 @@ def on_page_content(html, page, config, files):
     setup = get_relative_url(setup_page.url, page.url) if setup_page else get_relative_url("", page.url)
     shown = ("the lab with its solutions, run when the site was built" if lab_solutions(config)
              else "the lab as you get it: the exercises, without their solutions")
-    links = lab_links(config, name)
+    # The offline folder's site (Material's offline plugin) is read with no network: no Codespaces or Binder there.
+    links = {} if "material/offline" in config["plugins"] else lab_links(config, name)
     online = " · ".join(f'<a class="lab-open" href="{links[key]}">{label}</a>' for key, label in
                         (("codespaces", "Open in Codespaces"), ("binder", "Open in Binder")) if key in links)
     banner = (
