@@ -50,11 +50,20 @@ def test_cpu_up_writes_the_pod_cgroup_before_the_container():
     assert timeline.restarts == []
 
 
-def test_deferred_writes_nothing_until_the_other_pod_is_gone():
+def test_deferred_writes_nothing_until_the_other_pod_has_ended():
     timeline = replay(example("deferred"))
-    assert timeline.cgroups and min(w["time"] for w in timeline.cgroups) == 21
+    assert timeline.cgroups and min(w["time"] for w in timeline.cgroups) == 20
     pending = [r for r in timeline.resizes if r["type"] == "PodResizePending"]
-    assert [(r["time"], r["status"], r["reason"]) for r in pending] == [(10, "True", "Deferred"), (21, "removed", "")]
+    assert [(r["time"], r["status"], r["reason"]) for r in pending] == [(10, "True", "Deferred"), (20, "removed", "")]
+
+
+def test_a_pod_that_ends_frees_its_room_before_it_leaves_the_api():
+    """v1.36.5 Kubelet.HandlePodReconcile retries the pending resizes when a pod's status turns terminal (trigger
+    pod_terminated): batch is Failed at 20s and leaves the API at 21s; the resize is allocated at 20s."""
+    timeline = replay(example("deferred"))
+    assert any(n["time"] == 21 and "removed from the API" in n["text"] for n in timeline.happenings)
+    started = [e["time"] for e in timeline.events if e["reason"] == "ResizeStarted"]
+    assert started == [20]
 
 
 def test_without_room_freed_the_resize_stays_deferred():
