@@ -139,6 +139,9 @@ def test_v1_27_refuses_a_resize_event_in_one_line_naming_the_gate():
     (lambda e: e["resize"]["containers"]["app"].update(limits={"ephemeral-storage": "1Gi"}),
      "events[0].resize.containers.app.limits.ephemeral-storage"),
     (lambda e: e["resize"].update(pod="ghost"), "events[0].resize.pod"),
+    (lambda e: e["resize"]["containers"]["app"].update(requests={"cpu": "3"}), "events[0].resize.containers.app"),
+    (lambda e: e["resize"]["containers"]["app"].update(requests={"cpu": "2", "memory": "256Mi"}),
+     "events[0].resize.containers: the API server refuses it: the Pod's QoS class would change from Burstable to Guaranteed"),
 ])
 def test_a_bad_resize_event_names_its_field(tmp_path, change, where):
     doc = example("cpu-up")

@@ -14,7 +14,7 @@ from typing import Any, Callable, Optional
 
 from kubernetes.client import V1Pod, V1ResourceRequirements
 
-from .. import api, lifecycle, types
+from .. import api, lifecycle, qos, types
 from ..allocation.allocation_manager import Manager
 from ..allocation.handlers import NodeConfig, new_pod_resizes_admit_handler
 from ..cm.pod_container_manager import PodContainerManager
@@ -53,6 +53,16 @@ def read_resize(r: Reader, args: dict, where: str, pod: V1Pod, source: str, kind
                     r.fail(f"{at}.{part}.{resource_name}", "only cpu and memory can be resized in place")
                 r.amount(amount, f"{at}.{part}.{resource_name}")
                 checked[cname].setdefault(part, {})[resource_name] = str(amount)
+    after = resized(pod, checked)
+    for c in [c for c in [*(after.spec.init_containers or []), *after.spec.containers] if c.name in checked]:
+        requests, limits = c.resources.requests or {}, c.resources.limits or {}
+        for name in sorted(set(requests) & set(limits)):
+            if api.parse_quantity(requests[name]) > api.parse_quantity(limits[name]):
+                r.fail(f"{where}.containers.{c.name}", f"the API server refuses it: the {name} request "
+                       f"({requests[name]}) must be less than or equal to the limit ({limits[name]})")
+    if qos.get_pod_qos(after) != qos.get_pod_qos(pod):
+        r.fail(f"{where}.containers", f"the API server refuses it: the Pod's QoS class would change from "
+               f"{qos.get_pod_qos(pod)} to {qos.get_pod_qos(after)} (it is immutable)")
     usage = {}
     for cname, amount in r.mapping(args.get("memoryUsage") or {}, f"{where}.memoryUsage").items():
         if cname not in names:
@@ -114,19 +124,25 @@ def apply_resize(server, args: dict) -> tuple[Optional[V1Pod], str]:
     stored = server.by_name(args["pod"])
     if stored is None:
         return None, f"kubectl patch pod {args['pod']} --subresource resize: not found in the API"
-    pod = api.deep_copy(stored)
-    for c in [*(pod.spec.init_containers or []), *pod.spec.containers]:
-        new = args["containers"].get(c.name)
-        if new is not None:
-            resources = c.resources or V1ResourceRequirements()
-            c.resources = V1ResourceRequirements(requests={**(resources.requests or {}), **new.get("requests", {})},
-                                                 limits={**(resources.limits or {}), **new.get("limits", {})})
+    pod = resized(stored, args["containers"])
     pod.metadata.generation = (pod.metadata.generation or 1) + 1
     server.pods[pod.metadata.uid] = pod
     server.version += 1
     wanted = "; ".join(f"{name}: " + ", ".join(f"{kind} {' '.join(f'{k}={v}' for k, v in values.items())}"
                                                 for kind, values in new.items()) for name, new in args["containers"].items())
     return pod, f"kubectl patch pod {args['pod']} --subresource resize ({wanted}): generation {pod.metadata.generation}"
+
+
+def resized(pod: V1Pod, containers: dict[str, dict]) -> V1Pod:
+    """A copy of the pod with each named container's new requests and limits over its own."""
+    pod = api.deep_copy(pod)
+    for c in [*(pod.spec.init_containers or []), *pod.spec.containers]:
+        new = containers.get(c.name)
+        if new is not None:
+            resources = c.resources or V1ResourceRequirements()
+            c.resources = V1ResourceRequirements(requests={**(resources.requests or {}), **new.get("requests", {})},
+                                                 limits={**(resources.limits or {}), **new.get("limits", {})})
+    return pod
 
 
 def usage_stats(pod: V1Pod, usage: dict[str, int]) -> PodStats:
