@@ -503,3 +503,20 @@ def test_v1_27_refuses_a_node_resize_in_one_line_naming_the_gate(capsys):
     assert main(["run", str(SCENARIOS / "node-resize-after-eviction.yaml"), "--kubernetes-version", "1.27"]) == 2
     line = capsys.readouterr().err.strip().splitlines()[-1]
     assert "events[0].resize" in line and "InPlacePodVerticalScaling" in line and "1.27" in line
+
+
+@pytest.mark.parametrize("path", [p for p in NODE_EXAMPLES if p.stem.startswith("node-") and "resize" not in p.stem],
+                         ids=lambda p: p.stem)
+def test_statuses_sent_back_to_the_kubelet_change_nothing_without_a_resize(path):
+    """The replay gives the API source's copy of each written status back to the kubelet (HandlePodReconcile) only
+    with a resize event; with every status sent back, these replays report the same, event for event."""
+    from mini_kubelet.cmd import run_node_report
+    outcomes = []
+    for back in (False, True):
+        with in_profile(path.name):
+            replay = NodeReplay(_load(path.name))
+            replay.statuses_back = back
+            trace = replay.run()
+        outcomes.append((run_node_report.render_json(trace), run_node_report.render_text(trace),
+                         [(e.time, e.type, e.reason, e.involved, e.message) for e in replay.kubelet.recorder.events]))
+    assert outcomes[0] == outcomes[1]  # the kubelet's log differs: it lists each RECONCILE

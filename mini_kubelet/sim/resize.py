@@ -90,7 +90,8 @@ def wire_resize(kubelet, node, memory_capacity: int, *, cpu_manager_policy: str 
         statuses = workers.pod_sync_statuses
         pods = [p for p in kubelet.pod_manager.get_pods() if not types.is_mirror_pod(p)]
         return filter_out_inactive_pods(pods, known_terminated={uid for uid, s in statuses.items() if s.is_terminated()}
-                                        | set(handlers.rejected))
+                                        | set(handlers.rejected),
+                                        termination_requested={u for u, s in statuses.items() if s.is_termination_requested()})
 
     manager = Manager(kubelet.status_manager, active_pods, kubelet.pod_manager.get_pod_by_uid, recorder=kubelet.recorder,
                       trigger_pod_sync=lambda pod: handlers.handle_pod_syncs([pod]))

@@ -150,9 +150,7 @@ class ClusterSide:
             status = self.kubelet.pod_status(pod)
             if status is not None and not models_equal(status, stored.status):
                 stored.status = api.deep_copy(status)
-                # the watch delivers it back (HandlePodReconcile); only a resize replay's kubelet acts on that here:
-                # a Pod turned terminal frees room for the pending resizes
-                changed |= self.resize is not None
+                changed |= self.statuses_back  # the API source's watch delivers it: HandlePodReconcile
                 self.events.status_written(stored, t)
                 if status.phase == "Failed":
                     self._maybe_recreate(stored, t)
