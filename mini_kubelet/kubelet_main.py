@@ -22,6 +22,7 @@ from .container_cache import Cache
 from .cri import RuntimeService
 from .events import Recorder
 from .flowcontrol import new_container_back_off
+from .kubelet import filter_out_inactive_pods
 from .kubelet_handlers import KubeletHandlers
 from .kubelet_sync import KubeletSyncer, MirrorClient
 from .pleg import GenericPLEG
@@ -196,6 +197,17 @@ class Kubelet:
         """Everything due at the clock's current instant. Upstream: one pass of syncLoop (with the PLEG)"""
         self.loop.step()
         self.record_rejections()
+
+    def get_active_pods(self) -> list[V1Pod]:
+        """The pods not yet terminated (nor rejected at admission), nor asked to terminate.
+
+        Upstream: pkg/kubelet/kubelet_pods.go Kubelet.GetActivePods
+        """
+        statuses = self.pod_workers.pod_sync_statuses
+        terminated = {u for u, s in statuses.items() if s.is_terminated()} | set(self.handlers.rejected)
+        requested = {u for u, s in statuses.items() if s.is_termination_requested()}
+        return filter_out_inactive_pods(self.pod_manager.get_pods(), known_terminated=terminated,
+                                        termination_requested=requested)
 
     # --8<-- [start:record_rejections]
     def record_rejections(self) -> None:

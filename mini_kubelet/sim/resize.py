@@ -14,11 +14,10 @@ from typing import Any, Callable, Optional
 
 from kubernetes.client import V1Pod, V1ResourceRequirements
 
-from .. import api, lifecycle, qos, types
+from .. import api, lifecycle, qos
 from ..allocation.allocation_manager import Manager
 from ..allocation.handlers import NodeConfig, new_pod_resizes_admit_handler
 from ..cm.pod_container_manager import PodContainerManager
-from ..kubelet import filter_out_inactive_pods
 from ..kuberuntime.kuberuntime_resize_actuate import ResizeState
 from ..stats import ContainerStats, MemoryStats, PodStats
 from . import fields
@@ -84,16 +83,8 @@ def wire_resize(kubelet, node, memory_capacity: int, *, cpu_manager_policy: str 
     state = ResizeState(pod_cgroups=PodContainerManager(writes=kubelet.runtime.cgroup_writes), memory_capacity=memory_capacity)
     if pod_stats is not None:
         state.pod_stats = pod_stats
-    handlers, workers = kubelet.handlers, kubelet.pod_workers
-
-    def active_pods() -> list[V1Pod]:  # Upstream: kubelet_pods.go Kubelet.GetActivePods
-        statuses = workers.pod_sync_statuses
-        pods = [p for p in kubelet.pod_manager.get_pods() if not types.is_mirror_pod(p)]
-        return filter_out_inactive_pods(pods, known_terminated={uid for uid, s in statuses.items() if s.is_terminated()}
-                                        | set(handlers.rejected),
-                                        termination_requested={u for u, s in statuses.items() if s.is_termination_requested()})
-
-    manager = Manager(kubelet.status_manager, active_pods, kubelet.pod_manager.get_pod_by_uid, recorder=kubelet.recorder,
+    handlers = kubelet.handlers
+    manager = Manager(kubelet.status_manager, kubelet.get_active_pods, kubelet.pod_manager.get_pod_by_uid, recorder=kubelet.recorder,
                       trigger_pod_sync=lambda pod: handlers.handle_pod_syncs([pod]))
     manager.admit_handlers = [new_pod_resizes_admit_handler(manager, NodeConfig(cpu_manager_policy=cpu_manager_policy)),
                               *extra_admit, lifecycle.new_predicate_admit_handler(lambda: node)]

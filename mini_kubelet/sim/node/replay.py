@@ -17,7 +17,7 @@ from typing import Optional
 
 from kubernetes.client import V1PodCondition
 
-from ... import api, kubelet as admission, stats, types
+from ... import api, stats, types
 from ...clock import Clock
 from ...eviction import images, local_storage, manager as mgr, signals
 from ...eviction.records import REASON
@@ -432,15 +432,8 @@ class NodeReplay(ClusterSide):
                kl.status_manager.generation, kl.runtime.generation)  # a worker's state moves with one of these
         if self._active is not None and self._active[0] == key:
             return self._active[1]
-        self._active = (key, self._find_active_pods())
+        self._active = (key, kl.get_active_pods())
         return self._active[1]
-
-    def _find_active_pods(self) -> list:
-        statuses = self.kubelet.pod_workers.pod_sync_statuses
-        terminated = {u for u, s in statuses.items() if s.is_terminated()} | set(self.kubelet.handlers.rejected)
-        requested = {u for u, s in statuses.items() if s.is_termination_requested()}
-        return admission.filter_out_inactive_pods(self.kubelet.pod_manager.get_pods(), known_terminated=terminated,
-                                                  termination_requested=requested)
 
     def _measured(self, active: list) -> list[LivePod]:
         """The Pods the stats provider reports: those active, and those with a container still running."""
