@@ -47,7 +47,6 @@ INSTALL_PAGE = Path(__file__).with_name("offline-install.md")
 # them), and the instructor notes (which give the answers).
 SOLUTION_HOLDERS = ("labs/src/", "tests/", "docs/instructor/")
 SHIM = "assets/vendor/iframe-worker-shim.js"  # in docs/: lets the search worker start from file://
-BEGIN, END = "# BEGIN SOLUTION", "# END SOLUTION"
 TAG = re.compile(r"<[^>]*>")
 
 
@@ -128,6 +127,8 @@ def with_solutions(root: Path, chosen: bool | None) -> bool:
 
 def solution_blocks(sources: list[Path]) -> list[tuple[str, str]]:
     """Every solution of the lab sources, as (where, its code with whitespace collapsed)."""
+    from mini_kubelet.labs.notebooks import BEGIN, END  # the markers the learner notebooks are stubbed by
+
     blocks = []
     for source in sources:
         inside = None
