@@ -421,8 +421,8 @@ def on_build_error(error):
 
 def _remove_stale(*current: Path) -> None:
     """Drop what earlier digests left in the cache beside each current entry."""
-    for keep in current:
-        for other in keep.parent.iterdir():
+    for keep in current:  # the batch may still be writing its first entry (its folder) as the build ends
+        for other in keep.parent.iterdir() if keep.parent.is_dir() else ():
             if other != keep:  # a build running beside this one (the site and the offline folder) may drop it first
                 shutil.rmtree(other, ignore_errors=True) if other.is_dir() else other.unlink(missing_ok=True)
 
