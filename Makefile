@@ -13,14 +13,17 @@ export NO_MKDOCS_2_WARNING := 1
 help:  ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
 
-# pip runs only when something in requirements.txt is missing, so a target needs no network otherwise.
-$(STAMP): requirements.txt pyproject.toml
+# What to install: everything (requirements.txt), or from a folder of `make offline` wheels what learners need.
+REQUIREMENTS ?= $(if $(WHEELS),requirements-learner.txt,requirements.txt)
+
+# pip runs only when something in the list is missing, so a target needs no network otherwise.
+$(STAMP): requirements.txt requirements-learner.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	if $(BIN)/python tools/requirements_met.py requirements.txt >/dev/null; then \
-	  echo "$(VENV) has everything in requirements.txt"; \
+	if $(BIN)/python tools/requirements_met.py $(REQUIREMENTS) >/dev/null; then \
+	  echo "$(VENV) has everything in $(REQUIREMENTS)"; \
 	else \
 	  $(BIN)/python -m pip install --quiet $(PIP_FROM) --upgrade pip && \
-	  $(BIN)/python -m pip install --quiet $(PIP_FROM) -r requirements.txt; \
+	  $(BIN)/python -m pip install --quiet $(PIP_FROM) -r $(REQUIREMENTS); \
 	fi
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(STAMP)

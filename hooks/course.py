@@ -3,6 +3,8 @@
 - `[[pkg/kubelet/kubelet.go:NewMainKubelet]]` becomes a link to that file at the upstream tag
   written once in mkdocs.yml (`extra.upstream_tag`); `[[pkg/kubelet/eviction/]]` links a folder;
   `[[pkg/kubelet/kubelet.go:NewMainKubelet|NewMainKubelet]]` sets a shorter link text.
+  `[[v1.27.7:pkg/kubelet/runonce.go:Kubelet.RunOnce]]` pins one reference to its own tag, for a note
+  on what that release did, so that re-pinning the course leaves it as it is.
 - `<!-- run: mini-kubelet show examples/pods/web.yaml -->` becomes the command and its real
   output, run at build time (`<!-- run exit=2: ... -->` when the example shows an error).
 - `<!-- releases: mini-kubelet explain examples/pods/sidecar.yaml -->` becomes two content tabs, "v1.27"
@@ -18,7 +20,8 @@
   and `{{ repo_dir }}` the folder a clone of it makes.
 - Each lab source `labs/src/NN-name.py` becomes the page `labs/NN-name/` (executed by
   mkdocs-jupyter), and the learner notebook `labs/NN-name.ipynb` is published for download.
-  With `extra.lab_solutions: false` (the learner edition) the page shows that notebook instead.
+  With `extra.lab_solutions: false` (the learner edition) the page shows that notebook instead. Each lab
+  page links Codespaces and Binder, except in a site built for reading from disk (the offline plugin).
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ PLOTS = "assets/plots"  # where the scenario plots are published in the site
 # A reference: a path in kubernetes/kubernetes ending in .go (optionally :Symbol) or in /.
 UPSTREAM_REF = re.compile(r"\[\[([^\[\]\n]*)\]\]")
 VALID_REF = re.compile(
+    r"(?:(?P<tag>v\d+\.\d+\.\d+):)?"  # optional pin to a tag of its own
     r"(?P<path>(?:pkg|cmd|staging|plugin|test)/(?:[A-Za-z0-9_.-]+/)*(?:[A-Za-z0-9_.-]+\.go|))"
     r"(?::(?P<symbol>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)?))?"
     r"(?:\|(?P<label>[^|\]`]+))?"  # optional short link text, for tables and repeated mentions
@@ -68,7 +72,7 @@ def upstream_link(ref: str, repo: str, tag: str) -> str:
     match = VALID_REF.fullmatch(ref.strip())
     if not match or "/./" in ref or "/../" in ref or ref.strip().endswith(".go/"):
         raise PluginError(f"malformed upstream reference [[{ref}]]: write [[pkg/.../file.go:Function]] or [[pkg/.../dir/]]")
-    path, symbol, label = match["path"], match["symbol"], match["label"]
+    path, symbol, label, tag = match["path"], match["symbol"], match["label"], match["tag"] or tag
     if not path.endswith((".go", "/")):
         raise PluginError(f"malformed upstream reference [[{ref}]]: a path ends in .go or /")
     if symbol and path.endswith("/"):
@@ -511,7 +515,8 @@ def on_page_content(html, page, config, files):
     setup = get_relative_url(setup_page.url, page.url) if setup_page else get_relative_url("", page.url)
     shown = ("the lab with its solutions, run when the site was built" if lab_solutions(config)
              else "the lab as you get it: the exercises, without their solutions")
-    links = lab_links(config, name)
+    # The offline folder's site (Material's offline plugin) is read with no network: no Codespaces or Binder there.
+    links = {} if "material/offline" in config["plugins"] else lab_links(config, name)
     online = " · ".join(f'<a class="lab-open" href="{links[key]}">{label}</a>' for key, label in
                         (("codespaces", "Open in Codespaces"), ("binder", "Open in Binder")) if key in links)
     banner = (

@@ -26,7 +26,7 @@ SANDBOX_CHANGED = "SandboxChanged"
 FAILED_CREATE_POD_SANDBOX = "FailedCreatePodSandBox"
 FAILED_POST_START_HOOK = "FailedPostStartHook"
 RESIZE_STARTED, RESIZE_DEFERRED, RESIZE_INFEASIBLE = "ResizeStarted", "ResizeDeferred", "ResizeInfeasible"
-RESIZE_COMPLETED = "ResizeCompleted"
+RESIZE_COMPLETED, RESIZE_ERROR = "ResizeCompleted", "ResizeError"
 # --8<-- [end:reasons]
 
 NORMAL = "Normal"  # k8s.io/api/core/v1 EventTypeNormal
@@ -100,6 +100,11 @@ def pod_resize_started_msg(pod, generation: int) -> str:
 def pod_resize_completed_msg(pod, generation: int) -> str:
     """The ResizeCompleted message. Upstream: pkg/kubelet/events PodResizeCompletedMsg"""
     return "Pod resize completed: " + _resize_json(pod, generation)
+
+
+def pod_resize_error_msg(pod, generation: int, error: str) -> str:
+    """The ResizeError message: the resources, then the error. Upstream: pkg/kubelet/events PodResizeErrorMsg"""
+    return "Pod resize error: " + _resize_json(pod, generation, error)
 
 
 def pod_resize_pending_msg(pod, reason: str, message: str, generation: int) -> str:

@@ -112,17 +112,26 @@ class KubeletHandlers:
     def handle_pod_reconcile(self, pods: list[V1Pod]) -> None:
         """Pods whose status alone changed: sync if the Ready condition needs it; clean an evicted pod's containers.
 
+        With in-place resize (v1.36), a pod that has just become terminal frees its room: the pending resizes are
+        tried again once the batch is done. (The retry when a pod's status resources shrink is not modelled.)
         Upstream: pkg/kubelet/kubelet.go Kubelet.HandlePodReconcile
         """
         start = self.clock.now()
+        pending = self.allocation is not None and self.allocation.has_pending_resizes()
+        retry = False
         for pod in pods:
+            old = self.pod_manager.get_pod_by_uid(pod.metadata.uid)
             self.pod_manager.update_pod(pod)
+            if pending and not retry and old is not None and _is_terminal(pod) and not _is_terminal(old):
+                retry = True
             if self.need_to_reconcile_pod_readiness(pod):
                 self.dispatch_work(pod, SyncPodType.SYNC, self.pod_manager.get_mirror_pod_by_pod(pod), start)
             status = pod.status
             if pod_is_evicted(status.phase if status else None, status.reason if status else None):
                 if self.pod_cache.get(pod.metadata.uid).err is None:  # all its dead containers may go
                     self.container_deletions.append((pod.metadata.uid, "", True))
+        if retry:
+            self.allocation.retry_pending_resizes("pod_terminated")
 
     def handle_pod_syncs(self, pods: list[V1Pod]) -> None:
         """Pods due for a sync: to their workers as SYNC. Upstream: pkg/kubelet/kubelet.go Kubelet.HandlePodSyncs"""
@@ -182,3 +191,8 @@ class KubeletHandlers:
         data = self.pod_cache.get(uid)
         if data.err is None:
             self.container_deletions.append((uid, exited_container_id, self.pod_workers.should_pod_content_be_removed(uid)))
+
+
+def _is_terminal(pod: V1Pod) -> bool:
+    """Upstream: pkg/api/v1/pod/util.go IsPodTerminal (the phase is Succeeded or Failed)"""
+    return (pod.status.phase if pod.status else None) in ("Succeeded", "Failed")

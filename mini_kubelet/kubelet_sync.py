@@ -28,10 +28,12 @@ from .kubelet_pods import generate_api_pod_status
 from .kuberuntime.helpers import get_stable_key
 from .kuberuntime.kuberuntime_container import all_containers
 from .kuberuntime.kuberuntime_manager import kill_pod_with_sync_result, sync_pod
+from .kuberuntime.kuberuntime_resize import is_pod_resize_in_progress
+from .kuberuntime.kuberuntime_resize_actuate import RESIZE_POD_IN_PLACE
 from .pod_worker_types import Context, UpdatePodOptions
 from .pod_workers import _to_api_pod
 from .reason_cache import ReasonCache
-from .status.status_manager import StatusManager
+from .status.status_manager import POD_REASON_ERROR, StatusManager
 from .types import SyncPodType
 
 ERR_IMAGE_PULL_BACK_OFF = "ImagePullBackOff"  # pkg/kubelet/images/types.go ErrImagePullBackOff
@@ -223,6 +225,9 @@ class KubeletSyncer:
             if repeated is not None:
                 raise SyncError(repeated)
         begun = self._begin_settling(pod, mirror_pod, pod_status) if self.skip_settled_resyncs else None
+        if self.resize is not None:  # the runtime gets the pod at its allocation, in its pod cgroup
+            pod = self.allocation.update_pod_from_allocation(pod)[0]
+            self._resize_in_progress(pod, pod_status)
         api_status = self.generate_api_pod_status(pod, pod_status, False)
         pod_status.ips = [ip.ip for ip in api_status.pod_ips or []]
         if api_status.phase in ("Succeeded", "Failed"):  # nothing more to run: the worker terminates the pod
@@ -239,14 +244,13 @@ class KubeletSyncer:
                 self.mirror_client.create_mirror_pod(pod)
         restarting_all = features.DEFAULT_FEATURE_GATE.enabled("RestartAllContainersOnContainerExits") and any(
             c.type == "AllContainersRestarting" and c.status == "True" for c in api_status.conditions or [])
-        if self.resize is not None:  # the runtime gets the pod at its allocation, in its pod cgroup
-            pod = self.allocation.update_pod_from_allocation(pod)[0]
+        if self.resize is not None:
             self.resize.pod_cgroups.ensure_exists(pod)
         result = sync_pod(self.runtime, pod, pod_status, self.back_off, self.recorder, liveness=self.liveness,
                           startup=self.startup, termination_requested=self.is_pod_termination_requested(pod.metadata.uid),
                           restarting_all_containers=restarting_all, resize=self.resize)
         if self.resize is not None:
-            self._resize_conditions(pod, result)
+            self._resize_errors(pod, result)
         if restarting_all and result.error() is None and self.update_pod is not None and any(
                 r.action == REMOVE_CONTAINER and r.error is None for r in result.sync_results):
             # the reset is done: sync again at once (that sync clears the condition and starts the init containers)
@@ -267,26 +271,37 @@ class KubeletSyncer:
         return False
     # --8<-- [end:sync_pod]
 
-    def _resize_conditions(self, pod: V1Pod, result) -> None:
-        """PodResizeInProgress after the runtime's sync: Error if the resize failed, cleared (ResizeCompleted) once
-        every container runs at its allocation.
+    # --8<-- [start:resize_in_progress]
+    def _resize_in_progress(self, pod: V1Pod, pod_status: PodStatus) -> None:
+        """Before anything else: PodResizeInProgress while a running container is not at its allocation, else cleared
+        (with the event ResizeCompleted). The runtime's sync that applies a resize comes after this check, so the
+        condition stays until the pod's next sync.
 
-        Upstream: pkg/kubelet/kubelet.go Kubelet.SyncPod (the InPlacePodVerticalScaling part) and isPodResizeInProgress
+        Upstream: pkg/kubelet/kubelet.go Kubelet.SyncPod (its first InPlacePodVerticalScaling block, v1.36.5)
         """
-        from .allocation.allocation_manager import requirements_equal, resizable_containers
-        uid, generation = pod.metadata.uid, pod.metadata.generation or 0
-        failed = next((r for r in result.sync_results if r.action == "ResizePodInPlace" and r.error), None)
-        if failed is not None:
-            self.status_manager.set_pod_resize_in_progress_condition(uid, "Error", failed.message, generation)
+        uid = pod.metadata.uid
+        if is_pod_resize_in_progress(pod, pod_status, self.resize.actuated):
+            self.status_manager.set_pod_resize_in_progress_condition(uid, "", "", pod.metadata.generation or 0)
             return
-        actuated = self.resize.actuated
-        running = {c.name for c in self.runtime.containers.of(uid) if c.state == "running"}
-        in_progress = any(c.name in running and not requirements_equal(actuated.get_container_resources(uid, c.name)[0],
-                                                                        c.resources)
-                          for c in resizable_containers(pod))
-        if not in_progress and self.status_manager.clear_pod_resize_in_progress_condition(uid):
+        generation, cleared = self.status_manager.clear_pod_resize_in_progress_condition(uid)
+        if cleared:
             self.recorder.eventf(f"{pod.metadata.namespace}/{pod.metadata.name}", events.NORMAL, events.RESIZE_COMPLETED,
                                  events.pod_resize_completed_msg(pod, generation))
+
+    def _resize_errors(self, pod: V1Pod, result) -> None:
+        """After the runtime's sync: a resize that failed sets PodResizeInProgress, reason Error (a Warning
+        ResizeError event when that changed the condition).
+
+        Upstream: pkg/kubelet/kubelet.go Kubelet.SyncPod (its last InPlacePodVerticalScaling block, v1.36.5)
+        """
+        for r in result.sync_results:
+            if r.action == RESIZE_POD_IN_PLACE and r.error:
+                generation, updated = self.status_manager.set_pod_resize_in_progress_condition(
+                    pod.metadata.uid, POD_REASON_ERROR, r.message, pod.metadata.generation or 0)
+                if updated:
+                    self.recorder.eventf(f"{pod.metadata.namespace}/{pod.metadata.name}", events.WARNING,
+                                         events.RESIZE_ERROR, events.pod_resize_error_msg(pod, generation, r.message))
+    # --8<-- [end:resize_in_progress]
 
     # --8<-- [start:sync_terminating_pod]
     def sync_terminating_pod(self, ctx: Context, pod: V1Pod, pod_status: PodStatus, grace_period: Optional[int],

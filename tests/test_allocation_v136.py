@@ -10,9 +10,9 @@ harness compiles against both), from the v1.35-v1.36 line; it still holds the 1.
 the node's allocatable is Infeasible, which v1.36 dropped (#136043: the API server refuses such a resize), and
 its older version (019a8d10a2f427c4a03b6bec0d1909f42b6453cf) a row for static pods, Infeasible until v1.36
 (#135856). Those rows carry v1.36's answer, marked CHANGED, and test_changed_rows_are_what_v1_36_5_answers
-asks v1.36.5 itself. Status-manager rows: pkg/kubelet/status/status_manager_test.go#TestPodResizeConditions,
-read at a9ebebfbd11727984c33fcf4718060e1ecdab103 (before 1.34 gave each condition an observedGeneration:
-the rows pass 0). Metrics other than the deferred-then-accepted count are not modelled.
+asks v1.36.5 itself. Status-manager rows: pkg/kubelet/status/status_manager_test.go#TestPodResizeConditions
+and #TestClearPodResizeInProgressCondition, read in the v1.36.5 module source (k8s.io/kubernetes@v1.36.5).
+Metrics other than the deferred-then-accepted count are not modelled.
 """
 
 from __future__ import annotations
@@ -582,31 +582,58 @@ def test_record_pod_deferred_accepted_resizes(name, trigger, pending, expected):
 
 # --- status_manager_test.go#TestPodResizeConditions ---------------------------------------------------
 
-CONDITIONS = [  # (name, update, expected (type, reason, message)), run in turn on one status manager
-    ("initial empty conditions", None, []),
+IP, PENDING = "PodResizeInProgress", "PodResizePending"
+CONDITIONS = [  # (name, update returning its bool, the bool, expected (type, reason, message, observedGeneration))
+    ("initial empty conditions", None, None, []),
     ("set pod resize in progress condition with reason and message",
-     lambda sm: sm.set_pod_resize_in_progress_condition("12345", "some-reason", "some-message", 0),
-     [("PodResizeInProgress", "some-reason", "some-message")]),
+     lambda sm: sm.set_pod_resize_in_progress_condition("12345", "some-reason", "some-message", 1)[1], True,
+     [(IP, "some-reason", "some-message", 1)]),
     ("set pod resize in progress condition without reason and message",
-     lambda sm: sm.set_pod_resize_in_progress_condition("12345", "", "", 0), [("PodResizeInProgress", "", "")]),
-    # v1.36 stores any pending reason but Infeasible as Deferred (the 1.33 row expected "some-reason").
-    ("set pod resize pending condition with reason and message - CHANGED, Deferred",
-     lambda sm: sm.set_pod_resize_pending_condition("12345", "some-reason", "some-message", 0),
-     [("PodResizePending", "Deferred", "some-message"), ("PodResizeInProgress", "", "")]),
-    ("clear pod resize in progress condition", lambda sm: sm.clear_pod_resize_in_progress_condition("12345"),
-     [("PodResizePending", "Deferred", "some-message")]),
-    ("clear pod resize pending condition", lambda sm: sm.clear_pod_resize_pending_condition("12345"), []),
+     lambda sm: sm.set_pod_resize_in_progress_condition("12345", "", "", 1)[1], False,
+     [(IP, "some-reason", "some-message", 1)]),
+    ("attempt to overwrite pod resize in progress condition with a new observedGeneration",
+     lambda sm: sm.set_pod_resize_in_progress_condition("12345", "", "", 2)[1], False,
+     [(IP, "some-reason", "some-message", 1)]),
+    ("clear the pod resize in progress condition and set a new one",
+     lambda sm: (sm.clear_pod_resize_in_progress_condition("12345"),
+                 sm.set_pod_resize_in_progress_condition("12345", "", "", 2))[1][1], True, [(IP, "", "", 2)]),
+    ("set pod resize pending condition to deferred with message",
+     lambda sm: sm.set_pod_resize_pending_condition("12345", "some-reason", "some-message", 1), True,
+     [(PENDING, "Deferred", "some-message", 1), (IP, "", "", 2)]),
+    ("change the deferred message",
+     lambda sm: sm.set_pod_resize_pending_condition("12345", "Deferred", "some-other-message", 1), False,
+     [(PENDING, "Deferred", "some-other-message", 1), (IP, "", "", 2)]),
+    ("set pod resize pending condition to infeasible with message",
+     lambda sm: sm.set_pod_resize_pending_condition("12345", "Infeasible", "some-message", 3), True,
+     [(PENDING, "Infeasible", "some-message", 3), (IP, "", "", 2)]),
+    ("clear pod resize in progress condition", lambda sm: sm.clear_pod_resize_in_progress_condition("12345")[1], True,
+     [(PENDING, "Infeasible", "some-message", 3)]),
+    ("clear pod resize pending condition", lambda sm: sm.clear_pod_resize_pending_condition("12345") or False, False, []),
 ]
 
 
 def test_pod_resize_conditions():
     sm = StatusManager(Clock())
-    for name, update, expected in CONDITIONS:
+    for name, update, returned, expected in CONDITIONS:
         if update is not None:
-            update(sm)
-        got = [(c.type, c.reason or "", c.message or "") for c in sm.get_pod_resize_conditions("12345")]
+            assert update(sm) is returned, name
+        got = [(c.type, c.reason or "", c.message or "", c.observed_generation or 0)
+               for c in sm.get_pod_resize_conditions("12345")]
         assert got == expected, name
         assert all(c.status == "True" for c in sm.get_pod_resize_conditions("12345"))
+        assert sm.is_pod_resize_deferred("12345") == any(e[:2] == (PENDING, "Deferred") for e in expected), name
+        assert sm.is_pod_resize_infeasible("12345") == any(e[:2] == (PENDING, "Infeasible") for e in expected), name
+
+
+@pytest.mark.parametrize("existing, generation, cleared", [(None, 0, False), (1, 1, True)],
+                         ids=["no existing conditions", "existing pod resize in progress condition"])
+def test_clear_pod_resize_in_progress_condition(existing, generation, cleared):
+    """status_manager_test.go#TestClearPodResizeInProgressCondition: the generation the condition had, and whether it was there."""
+    sm = StatusManager(Clock())
+    if existing is not None:
+        sm.set_pod_resize_in_progress_condition("12345", "", "", existing)
+    assert sm.clear_pod_resize_in_progress_condition("12345") == (generation, cleared)
+    assert sm.get_pod_resize_conditions("12345") == []
 
 
 # --- the v1.27 profile --------------------------------------------------------------------------------

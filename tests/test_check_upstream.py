@@ -1,4 +1,4 @@
-"""Re-pinning: `make check-upstream` finds, page by page, the upstream files and symbols a new tag lacks.
+"""Re-pinning: `make check-upstream` finds, page and line, the upstream files and symbols a new tag lacks.
 
 Proven on a small kubernetes made here (a git repository with a few Go files, tagged), never the network.
 """
@@ -75,6 +75,8 @@ FILES = {
 
         func MilliCPUToShares(milliCPU int64) uint64 { return 2 }
         """,
+    "pkg/kubelet/container/helpers.go": "package container\n",  # a common name: two files hold it
+    "pkg/kubelet/prober/prober_manager.go": "package prober\n",  # a name no other file has
 }
 
 PAGES = {
@@ -93,7 +95,18 @@ PAGES = {
     "docs/chapter-3/limits.md": """
         [[pkg/kubelet/qos/policy.go:GetContainerOOMScoreAdjust]], [[pkg/kubelet/cm/helpers_linux.go:MilliCPUToShares]],
         [[pkg/controller/nodelifecycle/scheduler/taint_manager.go:NoExecuteTaintManager]] and
-        [[pkg/kubelet/gone.go]].
+        [[pkg/kubelet/gone.go]]; [[pkg/kubelet/util/helpers.go]], [[pkg/kubelet/old/helpers.go:Gone]] and
+        [[pkg/kubelet/prober_manager.go]].
+
+        !!! info "Since 1.27"
+            v1.27 had [[v1.27.7:pkg/kubelet/runonce.go:Kubelet.RunOnce]]; [[v1.29.4:pkg/kubelet/gone2.go]] is checked.
+        """,
+    "docs/changes.md": """
+        | Release | Stage | Change | Ref | Page | In the commands |
+        |---|---|---|---|---|---|
+        | v1.24 | removed | `pkg/kubelet/dockershim/` removed | KEP-2221, #97252 | [x](x.md) | – |
+        | v1.29 | beta | The taint manager moves from `pkg/controller/nodelifecycle/scheduler/` | KEP-3902, #119208 | [x](x.md) | – |
+        | v1.30 | fix | Nothing that moved | #1234567 | [x](x.md) | – |
         """,
     "docs/no-references.md": "Nothing upstream here.\n",
     "labs/src/00-lab.py": """
@@ -140,17 +153,39 @@ def check(*args: str) -> subprocess.CompletedProcess:
 def test_the_report_lists_per_page_what_moved_vanished_or_is_not_found(kubernetes, course):
     result = check("--kubernetes", str(kubernetes), "--tag", TAG, "--root", str(course))
     assert result.returncode == 1, result.stderr
+    pulls = "https://github.com/kubernetes/kubernetes/pull"
     assert result.stdout.splitlines() == [
-        "docs/chapter-1/loop.md",
-        "  not found  Kubelet.syncLoopIteration in pkg/kubelet/kubelet.go",
-        "  vanished   pkg/kubelet/dockershim/",
-        "docs/chapter-3/limits.md",
-        "  vanished   pkg/kubelet/qos/policy.go (GetContainerOOMScoreAdjust now in pkg/kubelet/qos/oom.go)",
-        "  not found  MilliCPUToShares in pkg/kubelet/cm/helpers_linux.go (now in pkg/kubelet/cm/helpers.go)",
-        "  moved      pkg/controller/nodelifecycle/scheduler/taint_manager.go -> "
+        "docs/chapter-1/loop.md:5: not found Kubelet.syncLoopIteration in pkg/kubelet/kubelet.go",
+        f"docs/chapter-1/loop.md:6: vanished pkg/kubelet/dockershim/ (see docs/changes.md:3, {pulls}/97252)",
+        "docs/chapter-3/limits.md:1: vanished pkg/kubelet/qos/policy.go (GetContainerOOMScoreAdjust now in "
+        "pkg/kubelet/qos/oom.go)",
+        "docs/chapter-3/limits.md:1: not found MilliCPUToShares in pkg/kubelet/cm/helpers_linux.go (now in "
+        "pkg/kubelet/cm/helpers.go)",
+        "docs/chapter-3/limits.md:2: moved pkg/controller/nodelifecycle/scheduler/taint_manager.go -> "
         "pkg/controller/tainteviction/taint_manager.go",
-        "  vanished   pkg/kubelet/gone.go",
-        f"15 references on 3 pages checked against {TAG} in {kubernetes}: 6 not found as written",
+        "docs/chapter-3/limits.md:3: vanished pkg/kubelet/gone.go",
+        "docs/chapter-3/limits.md:3: vanished pkg/kubelet/util/helpers.go",  # not a guess among two helpers.go
+        "docs/chapter-3/limits.md:3: vanished pkg/kubelet/old/helpers.go",  # neither defines Gone
+        "docs/chapter-3/limits.md:4: moved pkg/kubelet/prober_manager.go -> pkg/kubelet/prober/prober_manager.go",
+        "docs/chapter-3/limits.md:7: vanished pkg/kubelet/gone2.go",
+        f"20 references on 3 pages checked against {TAG} in {kubernetes} (1 pinned to another tag, left as they are): "
+        "10 not found as written",
+    ]
+
+
+def test_a_vanished_path_points_at_the_rows_of_the_changes_page_that_name_it(kubernetes, tmp_path):
+    """The file inside a moved folder, and the folder holding one, each find the row; no other row is named."""
+    write(tmp_path, {"docs/changes.md": PAGES["docs/changes.md"], "docs/index.md": """
+        [[pkg/controller/nodelifecycle/scheduler/taint_manager.go:NoSuchThing]]
+        [[pkg/controller/nodelifecycle/]] [[pkg/kubelet/dockershim/remote/remote.go]]
+        """})
+    result = check("--kubernetes", str(kubernetes), "--tag", TAG, "--root", str(tmp_path))
+    row = "see docs/changes.md:4, https://github.com/kubernetes/kubernetes/pull/119208"
+    assert result.stdout.splitlines()[:3] == [
+        f"docs/index.md:1: vanished pkg/controller/nodelifecycle/scheduler/taint_manager.go ({row})",
+        f"docs/index.md:2: vanished pkg/controller/nodelifecycle/ ({row})",
+        "docs/index.md:2: vanished pkg/kubelet/dockershim/remote/remote.go "
+        "(see docs/changes.md:3, https://github.com/kubernetes/kubernetes/pull/97252)",
     ]
 
 
@@ -184,8 +219,10 @@ def test_the_course_pages_are_all_read(kubernetes):
     assert result.returncode == 1
     pages = page_refs(ROOT)
     assert len(pages) >= 10 and sum(map(len, pages.values())) >= 150
-    listed = [line for line in result.stdout.splitlines() if line and not line.startswith(" ")][:-1]
-    assert listed == list(pages)
+    listed = [line.split(":")[0] for line in result.stdout.splitlines()[:-1]]
+    assert list(dict.fromkeys(listed)) == [page for page, refs in pages.items() if any(not r.tag for _, r in refs)]
+    lines = {page: {line for line, _ in refs} for page, refs in pages.items()}
+    assert all(int(line.split(":")[1]) in lines[line.split(":")[0]] for line in result.stdout.splitlines()[:-1])
 
 
 @pytest.mark.parametrize("args, message", [
@@ -209,12 +246,16 @@ def test_no_checkout_named_says_how_to_make_one():
                              f"git clone --depth 1 --branch {TAG} https://github.com/kubernetes/kubernetes)\n")
 
 
-def test_make_check_upstream_runs_it(kubernetes):
-    """The command step 2 of the teaching page gives."""
-    result = subprocess.run(["make", "--no-print-directory", "check-upstream", f"KUBERNETES={kubernetes}", f"TAG={TAG}"],
+@pytest.mark.parametrize("tag, status", [(TAG, 1), ("v9.9.9", 2)])
+def test_make_check_upstream_runs_it_and_names_its_status(kubernetes, tag, status):
+    """The command step 2 of the teaching page gives. GNU make exits 2 whenever a recipe fails, so the tool's own
+    status (1: references to fix, 2: nothing could be checked) is the one make names in its last line."""
+    result = subprocess.run(["make", "--no-print-directory", "check-upstream", f"KUBERNETES={kubernetes}", f"TAG={tag}"],
                             cwd=ROOT, capture_output=True, text=True, env={**os.environ, "PIP_NO_INDEX": "1"})
-    assert result.returncode != 0  # the miniature lacks most files
-    assert f"references on {len(page_refs(ROOT))} pages checked against {TAG}" in result.stdout
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[-1].endswith(f"check-upstream] Error {status}")
+    if status == 1:
+        assert f"references on {len(page_refs(ROOT))} pages checked against {tag}" in result.stdout
 
 
 def test_references_are_read_as_the_site_reads_them():

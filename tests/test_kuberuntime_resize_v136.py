@@ -501,3 +501,60 @@ def test_the_resize_runs_before_any_container_starts_from_v1_36_4():
             node.runtime.crash_container("u1", "proxy")
             result = node.sync(api.pod_from_manifest(resized))
         assert [r.action for r in result.sync_results if r.action in order] == order, release
+
+
+# --- kuberuntime_manager_test.go#TestIsPodResizeInProgress, read in the v1.36.5 module source -----------------
+# (allocated, actuated or None, kind, state): kind "" regular, "init" non-sidecar, "sidecar"; state "running",
+# "exited" or "unstarted" (not in the runtime's status). Values: cpuReq, cpuLim (m), memReq, memLim (bytes), 0 unset.
+# Left out: the rows with pod-level resources (no actuated pod-level resources are kept here).
+R = (100, 200, 100, 200)
+IN_PROGRESS = [
+    ("simple running container", [((100, 100, 100, 100), (100, 100, 100, 100), "", "running")], False),
+    ("simple unstarted container", [((100, 100, 100, 100), None, "", "unstarted")], False),
+    ("simple resized container/cpu req", [(R, (150, 200, 100, 200), "", "running")], True),
+    ("simple resized container/cpu limit", [(R, (100, 300, 100, 200), "", "running")], True),
+    ("simple resized container/mem req", [(R, (100, 200, 150, 200), "", "running")], True),
+    ("simple resized container/cpu+mem req", [(R, (150, 200, 150, 200), "", "running")], True),
+    ("simple resized container/mem limit", [(R, (100, 200, 100, 300), "", "running")], True),
+    ("terminated resized container", [(R, (200, 200, 100, 200), "", "exited")], False),
+    ("non-sidecar init container", [(R, None, "init", "running"), (R, R, "", "running")], False),
+    ("non-resized sidecar", [(R, R, "sidecar", "running"), (R, R, "", "running")], False),
+    ("resized sidecar", [(R, (200, 200, 100, 200), "sidecar", "running"), (R, R, "", "running")], True),
+    ("several containers and a resize", [(R, None, "init", "running"), (R, R, "", "running"),
+                                         (R, None, "", "unstarted"), (R, (200, 200, 100, 200), "", "running")], True),
+    ("several containers", [((100, 200, 0, 0), (100, 200, 0, 0), "sidecar", "running"),
+                            ((0, 0, 100, 200), (0, 0, 100, 200), "", "running"),
+                            ((200, 0, 100, 0), (200, 0, 100, 0), "", "running")], False),
+    ("best-effort pod", [((0, 0, 0, 0), (0, 0, 0, 0), "", "running")], False),
+    ("burstable pod/not resizing", [((100, 0, 0, 0), (100, 0, 0, 0), "", "running")], False),
+    ("burstable pod/resized", [((100, 0, 0, 0), (500, 0, 0, 0), "", "running")], True),
+]
+
+
+def requirements(values) -> V1ResourceRequirements:
+    """mkRequirements: cpu in millicores, memory in bytes, a zero left out."""
+    cpu_req, cpu_lim, mem_req, mem_lim = values
+    pick = lambda pairs: {k: v for k, v in pairs if not v.startswith("0")}  # noqa: E731
+    return V1ResourceRequirements(requests=pick([("cpu", f"{cpu_req}m"), ("memory", str(mem_req))]),
+                                  limits=pick([("cpu", f"{cpu_lim}m"), ("memory", str(mem_lim))]))
+
+
+@pytest.mark.parametrize("containers, expected", [row[1:] for row in IN_PROGRESS], ids=[row[0] for row in IN_PROGRESS])
+def test_is_pod_resize_in_progress(containers, expected):
+    """Only running containers count, sidecars among the init containers; cpu and memory compared by amount."""
+    from kubernetes.client import V1ObjectMeta, V1Pod, V1PodSpec
+    from mini_kubelet.container import CONTAINER_STATE_EXITED, PodStatus, Status
+    from mini_kubelet.kuberuntime.kuberuntime_resize import ActuatedState, is_pod_resize_in_progress
+    with features.release_profile("1.36"):
+        pod = V1Pod(metadata=V1ObjectMeta(name="test-pod", uid="12345"), spec=V1PodSpec(containers=[], init_containers=[]))
+        status, actuated = PodStatus("12345", "test-pod", ""), ActuatedState()
+        for i, (allocated, applied, kind, state) in enumerate(containers):
+            container = V1Container(name=f"c{i}", resources=requirements(allocated),
+                                    restart_policy="Always" if kind == "sidecar" else None)
+            (pod.spec.init_containers if kind else pod.spec.containers).append(container)
+            if state != "unstarted":
+                status.container_statuses.append(Status(f"id-{i}", container.name,
+                                                        RUNNING if state == "running" else CONTAINER_STATE_EXITED))
+            if applied is not None:
+                actuated.set_container_resources("12345", container.name, requirements(applied))
+        assert is_pod_resize_in_progress(pod, status, actuated) is expected

@@ -1,6 +1,6 @@
 """Lab 05's node: worker-5's files are what a cluster prints, and the lab's story holds on them.
 
-What tests/test_labs.py does for every lab (solutions pass, stubs fail, the notebook is current) covers
+What tests/test_labs.py does for every lab (solutions pass, stubs are not done, the notebook is current) covers
 Lab 05 too; this file checks what is new: the three example files, the node's helpers the checks use,
 and the facts the lab and its instructor notes state about worker-5.
 """

@@ -16,6 +16,7 @@ pytestmark = pytest.mark.ch0
 
 REPO = "https://github.com/kubernetes/kubernetes"
 PAGES = sorted(DOCS.rglob("*.md")) + sorted((LABS / "src").glob("*.py"))
+PINNED = re.compile(r"\[\[v\d+\.\d+\.\d+:")
 
 
 def mkdocs_extra() -> dict:
@@ -30,7 +31,7 @@ def tag_problems(extra: dict) -> list[str]:
     if not re.fullmatch(r"v\d+\.\d+\.\d+", tag):
         wrong.append(f"upstream_tag {tag!r} is not a release tag (vMAJOR.MINOR.PATCH)")
     for path in PAGES + sorted(ROOT.glob("mini_kubelet/**/*.py")) + [ROOT / "README.md"]:
-        if tag in path.read_text():
+        if tag in PINNED.sub("[[", path.read_text()):  # a reference pinned to its own tag names it on purpose
             wrong.append(f"{path.relative_to(ROOT)} writes the tag; use {{{{ upstream_tag }}}}")
     return wrong
 
@@ -94,7 +95,18 @@ def test_well_formed_references_become_links_at_the_tag(ref, markdown):
     "pkg/kubelet/kubelet.go:NewMainKubelet|",  # an empty label
     "https://github.com/kubernetes/kubernetes/blob/master/pkg/kubelet/kubelet.go",
     "",
+    "v1.27:pkg/kubelet/runonce.go",  # a pin names a release tag
+    "1.27.7:pkg/kubelet/runonce.go",
 ])
 def test_malformed_references_fail_the_build(ref):
     with pytest.raises(PluginError, match="malformed upstream reference"):
         upstream_link(ref, REPO, "v1.27.7")
+
+
+def test_a_pinned_reference_links_its_own_tag_whatever_the_course_is_pinned_to():
+    """`[[v1.27.7:path:Symbol]]`, for a note on what v1.27 did: a fork re-pinned to a later tag keeps it as it is."""
+    link = upstream_link("v1.27.7:pkg/kubelet/runonce.go:Kubelet.RunOnce", REPO, "v1.36.0")
+    assert link == (f'[`Kubelet.RunOnce` in `pkg/kubelet/runonce.go`]({REPO}/blob/v1.27.7/pkg/kubelet/runonce.go '
+                    '"pkg/kubelet/runonce.go at Kubernetes v1.27.7"){ .upstream }')
+    assert f"{REPO}/tree/v1.28.0/pkg/kubelet/cri/remote " in upstream_link("v1.28.0:pkg/kubelet/cri/remote/", REPO, "v1.36.0")
+    assert f"{REPO}/blob/v1.36.0/pkg/kubelet/kubelet.go " in upstream_link("pkg/kubelet/kubelet.go", REPO, "v1.36.0")

@@ -5,6 +5,7 @@ Each behaviour asserted names the upstream code it follows.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import re
@@ -13,10 +14,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from mini_kubelet import features
 from mini_kubelet.cmd.main import main
 from mini_kubelet.sim.node.replay import NodeReplay, run_node
 from mini_kubelet.sim.node.scenario import load_node_scenario
 from mini_kubelet.sim.node.trace import human_duration
+from mini_kubelet.sim.reader import scenario_profile
 from mini_kubelet.sim.node.usage import first_reach
 from mini_kubelet.sim.series import PAGE_SIZE, Series
 
@@ -327,7 +330,16 @@ def test_every_node_example_meets_its_expect_block(path, capsys):
 def _load(name: str):
     from mini_kubelet.sim.lifecycle.scenario import read_scenario
     doc, where, base, stem = read_scenario(SCENARIOS / name)
+    scenario_profile(doc, where)  # taken out: the test replays under it (in_profile)
     return load_node_scenario(doc, where, base, stem)
+
+
+def in_profile(name: str):
+    """The release the example names, for its loading and its replay."""
+    from mini_kubelet.sim.lifecycle.scenario import read_scenario
+    doc, where, _, _ = read_scenario(SCENARIOS / name)
+    profile = scenario_profile(doc, where)
+    return features.release_profile(*profile) if profile else contextlib.nullcontext()
 
 
 def test_a_pass_without_pressure_reads_the_same_node_figures_from_the_aggregate():
@@ -364,12 +376,13 @@ def test_skipping_idle_seconds_tells_the_same_story(path):
     from mini_kubelet.cmd import run_node_report
     outcomes, steps = [], []
     for skip in (False, True):
-        replay = NodeReplay(_load(path.name))
-        if not skip:
-            replay.kubelet.loop.idle_until = None
-        loop_step, turns = replay.kubelet.loop.step, []
-        replay.kubelet.loop.step = lambda: (turns.append(1), loop_step())
-        trace = replay.run()
+        with in_profile(path.name):
+            replay = NodeReplay(_load(path.name))
+            if not skip:
+                replay.kubelet.loop.idle_until = None
+            loop_step, turns = replay.kubelet.loop.step, []
+            replay.kubelet.loop.step = lambda: (turns.append(1), loop_step())
+            trace = replay.run()
         outcomes.append((run_node_report.render_json(trace), replay.kubelet.handlers.log,
                          [(e.time, e.type, e.reason, e.involved, e.message) for e in replay.kubelet.recorder.events]))
         steps.append(len(turns))
@@ -384,11 +397,12 @@ def test_the_kubelets_sync_shortcuts_tell_the_same_story(path):
     from mini_kubelet.cmd import run_node_report
     outcomes, generated = [], []
     for shortcuts in (False, True):
-        replay = NodeReplay(_load(path.name))
-        replay.kubelet.syncer.skip_settled_resyncs = shortcuts
-        generate, calls = replay.kubelet.syncer.generate_api_pod_status, []
-        replay.kubelet.syncer.generate_api_pod_status = lambda *args: (calls.append(1), generate(*args))[1]
-        trace = replay.run()
+        with in_profile(path.name):
+            replay = NodeReplay(_load(path.name))
+            replay.kubelet.syncer.skip_settled_resyncs = shortcuts
+            generate, calls = replay.kubelet.syncer.generate_api_pod_status, []
+            replay.kubelet.syncer.generate_api_pod_status = lambda *args: (calls.append(1), generate(*args))[1]
+            trace = replay.run()
         outcomes.append((run_node_report.render_json(trace), replay.kubelet.handlers.log,
                          [(e.time, e.type, e.reason, e.involved, e.message) for e in replay.kubelet.recorder.events]))
         generated.append(len(calls))
@@ -428,3 +442,75 @@ def test_a_daemonset_file_is_its_pod_template_with_its_built_in_priority_resolve
     trace = run_node(sc)
     assert [r["pod"] for r in trace.rejections] == ["web"]
     assert any(p["name"] == "node-agent" and p["status"] == "Running" for p in trace.pods)
+
+
+# --- in-place resize on the node (v1.36): the kernel follows the cgroup, a restart the policy asks for ---
+
+def resized(events, *pods, release="1.36"):
+    """Replay BASE with these Pods and resize events under the release."""
+    with features.release_profile(release):
+        return run_node(scenario(pods=list(pods), events=events))
+
+
+def test_a_raised_memory_limit_keeps_the_kernel_from_killing_the_container():
+    """After the resize the kernel compares usage with the container's memory.max as written in place
+    (kuberuntime_container.go updateContainerResources), not with the limit it started with."""
+    growing = pod("web", requests={"cpu": "100m", "memory": "256Mi"}, limits={"memory": "512Mi"},
+                  usage={"memory": {"ramp": {"0s": "100Mi", "4m": "900Mi"}}})
+    raise_limit = [{"at": "1m", "resize": {"pod": "web", "containers": {"app": {"limits": {"memory": "1Gi"}}}}}]
+    assert resized([], growing).oom_kills
+    trace = resized(raise_limit, growing)
+    assert trace.oom_kills == []
+    assert [(w["time"], w["cgroup"], w["new"]) for w in trace.cgroups if w["file"] == "memory.max"] == [
+        (60, "/kubepods/burstable/podweb", str(Gi)), (60, "app", str(Gi))]  # a limit that grows: the pod's first
+    assert [(r["time"], r["status"]) for r in trace.resizes] == [(60, "True"), (121, "removed")]
+
+
+def test_a_resize_whose_policy_is_restart_container_restarts_it():
+    """resizePolicy RestartContainer for memory: computePodResizeAction kills the container and starts it with
+    its new limit (kuberuntime_manager.go); the restart shows in kubectl get pods and the Killing event."""
+    web = pod("web", requests={"cpu": "100m", "memory": "256Mi"}, limits={"memory": "512Mi"}, usage={"memory": "200Mi"})
+    web["manifest"]["spec"]["containers"][0]["resizePolicy"] = [{"resourceName": "memory", "restartPolicy": "RestartContainer"}]
+    trace = resized([{"at": "1m", "resize": {"pod": "web", "containers": {"app": {"limits": {"memory": "1Gi"}}}}}], web)
+    assert next(p for p in trace.pods if p["name"] == "web")["restarts"] == 1
+    assert any(e["reason"] == "Killing" and "resize requires restart" in e["message"] for e in trace.events)
+    assert [(r["time"], r["type"], r["status"]) for r in trace.resizes][0] == (60, "PodResizeInProgress", "True")
+
+
+@pytest.mark.parametrize("event, field", [
+    ({"pod": "web", "containers": {"sidecar": {"limits": {"cpu": "1"}}}}, "events[0].resize.containers.sidecar"),
+    ({"pod": "nobody", "containers": {"app": {"limits": {"cpu": "1"}}}}, "events[0].resize.pod"),
+    ({"pod": "web", "containers": {"app": {"limits": {"nvidia.com/gpu": "1"}}}}, "events[0].resize.containers.app.limits"),
+])
+def test_a_bad_node_resize_event_names_its_field(tmp_path, capsys, event, field):
+    doc = copy.deepcopy(BASE)
+    doc.update(kubernetesVersion="1.36", pods=[pod("web", requests={"cpu": "100m"})], events=[{"at": "1m", "resize": event}])
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    assert main(["run", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(path) in err[0] and field in err[0]
+
+
+def test_v1_27_refuses_a_node_resize_in_one_line_naming_the_gate(capsys):
+    """The gate InPlacePodVerticalScaling is alpha and off in 1.27: refused from the field tables, before the replay."""
+    assert main(["run", str(SCENARIOS / "node-resize-after-eviction.yaml"), "--kubernetes-version", "1.27"]) == 2
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "events[0].resize" in line and "InPlacePodVerticalScaling" in line and "1.27" in line
+
+
+@pytest.mark.parametrize("path", [p for p in NODE_EXAMPLES if p.stem.startswith("node-") and "resize" not in p.stem],
+                         ids=lambda p: p.stem)
+def test_statuses_sent_back_to_the_kubelet_change_nothing_without_a_resize(path):
+    """The replay gives the API source's copy of each written status back to the kubelet (HandlePodReconcile) only
+    with a resize event; with every status sent back, these replays report the same, event for event."""
+    from mini_kubelet.cmd import run_node_report
+    outcomes = []
+    for back in (False, True):
+        with in_profile(path.name):
+            replay = NodeReplay(_load(path.name))
+            replay.statuses_back = back
+            trace = replay.run()
+        outcomes.append((run_node_report.render_json(trace), run_node_report.render_text(trace),
+                         [(e.time, e.type, e.reason, e.involved, e.message) for e in replay.kubelet.recorder.events]))
+    assert outcomes[0] == outcomes[1]  # the kubelet's log differs: it lists each RECONCILE

@@ -12,8 +12,10 @@ are the same, byte for byte, over every example node scenario and over generated
 
 from __future__ import annotations
 
+import contextlib
 import copy
 from pathlib import Path
+from typing import Optional
 
 import pytest
 import yaml
@@ -21,7 +23,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from mini_kubelet import features, resync_batch
 from mini_kubelet.cmd import run_node_report
-from mini_kubelet.sim.reader import read_scenario
+from mini_kubelet.sim.reader import read_scenario, scenario_profile
 from mini_kubelet.sim.node.plot import node_panels
 from mini_kubelet.sim.node.replay import NodeReplay
 from mini_kubelet.sim.node.scenario import load_node_scenario
@@ -37,10 +39,20 @@ NODE_EXAMPLES = sorted(p for p in [*(EXAMPLES / "scenarios").glob("*.yaml"), *(E
 SWITCHES = ({"skip_quiet_passes": False}, {"batch_settled_resyncs": False})
 
 
-def outcome(scenario, **switches) -> dict:
-    """Everything a reader sees of a replay, and the kubelet's own records."""
+def outcome(scenario, taken: Optional[list] = None, **switches) -> dict:
+    """Everything a reader sees of a replay, and the kubelet's own records; `taken` gets how many eviction passes
+    ran, how many were counted, and how many resync batches were done."""
     replay = NodeReplay(copy.deepcopy(scenario), **switches)
-    trace = replay.run()
+    run, runs, performed = replay.manager.synchronize, [], []
+    replay.manager.synchronize = lambda *args: (runs.append(1), run(*args))[1]
+    perform = resync_batch.ResyncPlan.perform
+    resync_batch.ResyncPlan.perform = lambda self, before: (performed.append(before), perform(self, before))
+    try:
+        trace = replay.run()
+    finally:
+        resync_batch.ResyncPlan.perform = perform
+    if taken is not None:
+        taken += [len(runs), trace.passes, len(performed)]
     kl = replay.kubelet
     return {"json": run_node_report.render_json(trace), "text": run_node_report.render_text(trace),
             "plot": repr(node_panels(trace)), "kubelet log": kl.handlers.log, "workers log": kl.pod_workers.log,
@@ -50,16 +62,25 @@ def outcome(scenario, **switches) -> dict:
 
 def example(path: Path):
     doc, where, base, name = read_scenario(path)
+    scenario_profile(doc, where)  # taken out: the caller replays under it (in_profile)
     return load_node_scenario(doc, where, base, name)
+
+
+def in_profile(path: Path):
+    """The release and gates the scenario names, for its loading and its replay (none: the reference release)."""
+    doc, where, _, _ = read_scenario(path)
+    profile = scenario_profile(doc, where)
+    return features.release_profile(*profile) if profile else contextlib.nullcontext()
 
 
 @pytest.mark.parametrize("switch", SWITCHES, ids=lambda s: ",".join(s))
 @pytest.mark.parametrize("path", NODE_EXAMPLES, ids=lambda p: p.stem)
 def test_every_example_is_the_same_with_every_step_run(path, switch, default_outcomes):
-    scenario = example(path)
-    if path not in default_outcomes:  # each example's replay with both shortcuts taken, once for both switches
-        default_outcomes[path] = outcome(scenario)
-    assert default_outcomes[path] == outcome(scenario, **switch)
+    with in_profile(path):
+        scenario = example(path)
+        if path not in default_outcomes:  # each example's replay with both shortcuts taken, once for both switches
+            default_outcomes[path] = (outcome(scenario, taken := []), taken)
+        assert default_outcomes[path][0] == outcome(scenario, **switch)
 
 
 @pytest.fixture(scope="module")
@@ -67,19 +88,16 @@ def default_outcomes() -> dict:
     return {}
 
 
-def test_the_day_takes_both_shortcuts(monkeypatch):
-    """On the day of 110 Pods most passes are accounted for, not run, and the Kubelet's resyncs go in batches
-    (else the equal outcomes above would prove nothing)."""
-    performed = []
-    perform = resync_batch.ResyncPlan.perform
-    monkeypatch.setattr(resync_batch.ResyncPlan, "perform", lambda self, before: (performed.append(before),
-                                                                                  perform(self, before)))
-    replay = NodeReplay(example(EXAMPLES / "scenarios" / "day-110-pods.yaml"))
-    run = replay.manager.synchronize
-    runs = []
-    replay.manager.synchronize = lambda *args: (runs.append(1), run(*args))[1]
-    trace = replay.run()
-    assert len(runs) < trace.passes / 2 and len(performed) > 100
+@pytest.mark.parametrize("name, batches", [("day-110-pods.yaml", 100), ("node-resize-after-eviction.yaml", 5)])
+def test_the_examples_take_both_shortcuts(name, batches, default_outcomes):
+    """On the day of 110 Pods, and around a resize Deferred then allocated, most passes are accounted for, not run,
+    and the Kubelet's resyncs go in batches (else the equal outcomes above would prove nothing)."""
+    path = EXAMPLES / "scenarios" / name
+    if path not in default_outcomes:
+        with in_profile(path):
+            default_outcomes[path] = (outcome(example(path), taken := []), taken)
+    runs, passes, performed = default_outcomes[path][1]
+    assert runs < passes / 2 and performed >= batches
 
 
 def test_signal_levels_are_what_a_pass_observes():
@@ -125,13 +143,37 @@ memories = st.one_of(st.integers(50, 3000).map(lambda m: f"{m}Mi"),
 pods = st.builds(lambda *a: a, memories, st.one_of(st.none(), st.integers(200, 2500)),
                  st.one_of(st.none(), st.tuples(st.integers(5, 400), st.sampled_from([0, 1]))),
                  st.booleans(), st.integers(0, 5).map(lambda n: n == 0), st.integers(0, 7).map(lambda n: n == 0))
-events = st.tuples(st.integers(1, 19), st.sampled_from(["delete", "set", "pull"]), st.integers(0, 4))
+events = st.tuples(st.integers(1, 19), st.sampled_from(["delete", "set", "pull", "resize"]), st.integers(0, 4))
 
 
 @settings(max_examples=10, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(pods, min_size=1, max_size=5), st.lists(events, max_size=3), st.sampled_from(["100Mi", "500Mi"]),
        st.booleans(), st.sampled_from(["30s", "5m"]), st.sampled_from(["1.27", "1.36"]))
 def test_generated_scenarios_are_the_same_with_every_step_run(entries, happenings, hard, soft, transition, release):
+    same_with_every_step_run(generated(entries, happenings, hard, soft, transition, release), release)
+
+
+@settings(max_examples=6, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(pods, min_size=2, max_size=4), st.lists(events, max_size=2),
+       st.lists(st.tuples(st.integers(1, 19), st.just("resize"), st.integers(0, 4)), min_size=1, max_size=2),
+       st.sampled_from(["100Mi", "500Mi"]))
+def test_generated_resizes_are_the_same_with_every_step_run(entries, happenings, resizes, hard):
+    """A resize ends a quiet stretch (its conditions, cgroup writes and the kernel's limit) as every step run would."""
+    doc = generated(entries, sorted(happenings + resizes), hard, False, "30s", "1.36")
+    assert any("resize" in e for e in doc["events"]) or all(e[-1] for e in entries)  # only static Pods: nothing to resize
+    same_with_every_step_run(doc, "1.36")
+
+
+def same_with_every_step_run(doc: dict, release: str) -> None:
+    with features.release_profile(release):
+        scenario = load_node_scenario(doc, "<generated>", Path("."), "generated")
+        quick = outcome(scenario)
+        for switch in SWITCHES:
+            assert outcome(scenario, **switch) == quick
+
+
+def generated(entries, happenings, hard, soft, transition, release) -> dict:
+    """A generated node scenario: the Pods, the happenings (a resize only under 1.36), the eviction settings."""
     doc = {"replay": "node", "duration": "20m",
            "node": {"name": "gen", "capacity": {"memory": "6Gi", "cpu": "8", "nodefs": "40Gi", "inodes": 2000000,
                                                 "maxpid": 4194304},
@@ -145,15 +187,16 @@ def test_generated_scenarios_are_the_same_with_every_step_run(entries, happening
                                       evictionSoftGracePeriod={"memory.available": "1m"})
     api_pods = [f"p{i}" for i, entry in enumerate(entries) if not entry[-1]]
     for at, kind, target in happenings:
-        if kind != "pull" and not api_pods:
+        if (kind != "pull" and not api_pods) or (kind == "resize" and release != "1.36"):
             continue
         name = api_pods[target % len(api_pods)] if api_pods else ""
+        # a resize: allocated at once or Deferred (more memory requested than the node has), a memory limit added or raised
+        resize = {"requests": {"cpu": f"{200 * (target + 1)}m", "memory": f"{target + 1}Gi"},
+                  "limits": {"memory": f"{target + 2}Gi"}}
         doc["events"].append({"at": f"{at}m", **({"deletePod": {"pod": name}} if kind == "delete" else
                                                   {"set": {"pod": name, "container": "app", "memory": "2Gi"}}
                                                   if kind == "set" else
+                                                  {"resize": {"pod": name, "containers": {"app": resize}}}
+                                                  if kind == "resize" else
                                                   {"pullImage": {"name": f"registry.example/big:{at}", "size": "10Gi"}})})
-    with features.release_profile(release):
-        scenario = load_node_scenario(doc, "<generated>", Path("."), "generated")
-        quick = outcome(scenario)
-        for switch in SWITCHES:
-            assert outcome(scenario, **switch) == quick
+    return doc

@@ -1,20 +1,23 @@
 """The offline folder: made once with the network, then read with none (installed and run: test_offline_install.py).
 
-The folder here (the `kit` fixture in conftest.py, made once a run) is made from a smaller requirement list than the course's, the package itself
-(`-e .`) with what it depends on, so the suite stays quick: the full list is some 170 MB of wheels
-and two minutes of installing. The mechanism is the one `make offline` uses on the full list (same
-tool, same wheelhouse with the build tools, same commands from the folder's INSTALL.md); what the
-smaller list leaves out is JupyterLab, so the lab runs as a script, with its solutions, instead of
-in a notebook. Wheels for other platforms (a room of Windows or macOS laptops) are proven on one package.
+The folder here (the `kit` fixture in conftest.py, made once a run, in the learner edition) is made from a smaller
+requirement list than the learners', the package itself (`-e .`) with what it depends on, so the suite stays quick:
+the learners' list is some 100 MB of wheels (the course's whole list, with the site's and the tests' tools, some
+170 MB) and two minutes of installing. The mechanism is the one `make offline` uses on the learners' list (same
+tool, same wheelhouse with the build tools, same commands from the folder's INSTALL.md); what the smaller list
+leaves out is JupyterLab, so the lab notebook's code runs as a script instead of in a kernel. Wheels for other
+platforms (a room of Windows or macOS laptops) are proven on one package.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
 import subprocess
 import sys
+import zipfile
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -23,7 +26,8 @@ from urllib.request import urlopen
 import pytest
 import yaml
 
-from tools.offline import copy_course, download, kit_requirements
+from tools.offline import SOLUTION_HOLDERS, copy_course, download, kit_requirements, made_for, solution_blocks, solutions_in
+from tools.requirements_met import unmet
 
 from .conftest import ROOT
 
@@ -31,6 +35,7 @@ pytestmark = pytest.mark.teaching
 site = pytest.mark.site  # the tests that build the folder (and with it the site)
 
 LAB = "00-manifests-and-quantities"
+SOURCES = sorted((ROOT / "labs" / "src").glob("*.py"))
 
 
 @site
@@ -47,8 +52,8 @@ def test_wheels_for_the_platforms_of_the_room(tmp_path):
 
 
 def offline_env(home: Path) -> dict:
-    """A shell with no index: no pip configuration, no find-links, and every proxy a closed port."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith(("PIP_", "VIRTUAL_ENV"))}
+    """A shell with no index: no pip configuration, no find-links, no PYTHONPATH, and every proxy a closed port."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("PIP_", "VIRTUAL_ENV", "PYTHONPATH"))}
     dead = "http://127.0.0.1:9"
     return {**env, "PIP_CONFIG_FILE": os.devnull, "HOME": str(home), "http_proxy": dead, "https_proxy": dead,
             "HTTP_PROXY": dead, "HTTPS_PROXY": dead, "no_proxy": "", "NO_PROXY": "",
@@ -76,6 +81,7 @@ def test_the_folder_holds_wheels_build_tools_site_course_and_its_install_page(ki
     assert (kit / "requirements.txt").read_text() == "mini-kubelet==0.1.0\n"
     assert (kit / "course" / "labs" / f"{LAB}.ipynb").exists() and (kit / "course" / "examples").is_dir()
     assert not (kit / "course" / "build").exists() and not list((kit / "course").glob("*.egg-info"))
+    assert [holder for holder in SOLUTION_HOLDERS if (kit / "course" / holder).exists()] == []  # the learner edition
     assert (kit / "site" / "index.html").exists()
     for heading in ("Linux and macOS", "Windows (PowerShell or Command Prompt)", "With make (Linux, macOS, or Windows with make installed)"):
         assert install_commands(kit, heading)
@@ -134,8 +140,115 @@ def test_the_learner_edition_shows_the_labs_without_their_solutions(kit):
     assert "math.ceil(parse_quantity(quantity) * 1000)" not in html  # the solution
     assert "all 10 cases passed" not in html  # nothing was run
     assert "the exercises, without their solutions" in html
-    assert "Open in Codespaces" in html and 'href="https://mybinder.org/v2/gh/' in html  # made from repo_url
     assert f'href="{LAB}.ipynb" download' in html and (kit / "site" / "labs" / f"{LAB}.ipynb").exists()
+
+
+@site
+def test_the_folder_links_no_codespaces_or_binder(kit):
+    """Read with no network: the lab pages' "Open in Codespaces" and "Open in Binder" are left out (the published
+    site has them: test_site.py)."""
+    pages = [p.relative_to(kit) for p in (kit / "site").rglob("*.html")
+             if re.search(r'href="https://(codespaces\.new|mybinder\.org)/|class="lab-open"', p.read_text(encoding="utf-8"))]
+    assert pages == []
+
+
+@site
+def test_the_learner_folder_holds_no_solution(kit):
+    """Every solution block of every lab source, looked for in every file of the folder (the site's pages and search
+    index, the notebooks, the course's files, the course's own wheel)."""
+    blocks = solution_blocks(SOURCES)
+    assert len(blocks) == sum(source.read_text().count("# BEGIN SOLUTION") for source in SOURCES) > 30
+    assert solutions_in(kit, SOURCES) == []
+
+
+@site
+def test_the_search_for_solutions_finds_them_in_the_site_that_shows_them(site):
+    """The same search over the site with its solutions (the published edition's build, test_site's) finds each one."""
+    found = solutions_in(site[0], SOURCES)
+    assert {where for where, _ in (line.split(": ", 1) for line in found)} == {where for where, _ in solution_blocks(SOURCES)}
+
+
+def test_the_search_for_solutions_reads_each_way_a_file_can_hold_one(tmp_path):
+    """A lab source's solution as text, in a notebook's JSON, highlighted in HTML, in the search index's script,
+    inside the course's wheel; not in another project's wheel, whose text is never the course's."""
+    from pygments import highlight
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import PythonLexer
+
+    source = ROOT / "labs" / "src" / f"{LAB}.py"
+    (where, _), *_ = solution_blocks([source])
+    code = source.read_text().split("# BEGIN SOLUTION\n", 1)[1].split("    # END SOLUTION", 1)[0]
+    forms = {
+        "a.py": code,
+        "b.ipynb": json.dumps({"cells": [{"source": code.splitlines(keepends=True)}]}, indent=1),
+        "c.html": highlight(f"def f(quantity):\n{code}", PythonLexer(), HtmlFormatter()),
+        "search_index.js": "var __index = " + json.dumps({"docs": [{"text": f"<p>{code}</p>"}]}),
+    }
+    for name, text in forms.items():
+        folder = tmp_path / name.replace(".", "_")
+        write_file(folder / name, text)
+        assert solutions_in(folder, [source]) == [f"{where}: {name}"], name
+    (tmp_path / "wheels").mkdir(), (tmp_path / "other").mkdir()
+    with zipfile.ZipFile(tmp_path / "wheels" / "mini_kubelet-0.1.0-py3-none-any.whl", "w") as wheel:
+        wheel.writestr("mini_kubelet/x.py", code)
+    with zipfile.ZipFile(tmp_path / "other" / "other_project-1.0-py3-none-any.whl", "w") as wheel:
+        wheel.writestr("other/x.py", code)
+    assert solutions_in(tmp_path / "wheels", [source]) == [f"{where}: mini_kubelet-0.1.0-py3-none-any.whl/mini_kubelet/x.py"]
+    assert solutions_in(tmp_path / "other", [source]) == []
+
+
+def write_file(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+@pytest.mark.parametrize("wheels, said", [
+    (["pyyaml-6.0-cp312-cp312-win_amd64.whl", "six-1.16-py2.py3-none-any.whl"], "Python 3.12 on Windows (amd64)"),
+    (["numpy-2-cp311-cp311-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl",
+      "debugpy-1-cp311-cp311-manylinux_2_34_x86_64.whl", "psutil-7-cp36-abi3-manylinux2010_x86_64.whl"],
+     "Python 3.11 on Linux, glibc 2.34 or newer (x86_64)"),  # the newest of the oldest glibc each wheel runs on
+    (["pyyaml-6.0-cp312-cp312-macosx_11_0_arm64.whl", "pyyaml-6.0-cp313-cp313-macosx_11_0_arm64.whl"],
+     "Python 3.12 and 3.13 on macOS 11.0 or newer (arm64)"),
+    (["six-1.16-py2.py3-none-any.whl"], "any system: every wheel here is pure Python"),
+])
+def test_the_install_page_names_the_pythons_and_systems_of_the_wheels(tmp_path, wheels, said):
+    for name in wheels:
+        (tmp_path / name).write_text("")
+    assert made_for(tmp_path) == said
+
+
+@site
+def test_the_folders_install_page_names_this_machines_python(kit):
+    text = (kit / "INSTALL.md").read_text()
+    assert "{{" not in text
+    assert f"Its wheels were made for {made_for(kit / 'wheels')}." in text.replace("\n", " ")
+    assert f"Python {sys.version_info.major}.{sys.version_info.minor} on " in text.replace("\n", " ")
+
+
+@site
+def test_the_install_page_starts_jupyterlab_as_make_lab_does(kit):
+    recipe = re.search(r"^lab:.*\n\t(.*)$", (ROOT / "Makefile").read_text(), re.M).group(1)
+    options = [o for o in re.findall(r"--[\w.]+=\S+", recipe) if not o.startswith("--notebook-dir=")]
+    start = install_commands(kit, "Linux and macOS")[-1]
+    assert start.startswith(".venv/bin/jupyter lab --notebook-dir=course/labs ")
+    assert options and all(option in start.split() for option in options), (options, start)
+    assert "--ContentsManager.hide_globs=src" in start.split()  # the solutions folder, where there is one
+    assert "`--allow-root`" in (kit / "INSTALL.md").read_text()
+
+
+def test_the_learners_list_holds_no_test_or_site_tools_and_the_courses_holds_it_whole():
+    learner = kit_requirements(ROOT / "requirements-learner.txt", ROOT)
+    names = {re.split(r"[<>=!~ ]", line)[0].lower() for line in learner.splitlines() if line and line[0] not in "#-"}
+    assert {"jupyterlab", "ipykernel", "kubernetes", "matplotlib", "mini-kubelet"} <= names
+    assert not names & {"pytest", "pytest-xdist", "hypothesis", "playwright", "mkdocs", "mkdocs-material"}
+    whole = kit_requirements(ROOT / "requirements.txt", ROOT)
+    assert learner.rstrip("\n") in whole and "pytest" in whole and "-r " not in whole
+
+
+def test_an_unmet_requirement_in_a_list_the_list_names_is_found(tmp_path):
+    (tmp_path / "all.txt").write_text("-r learner.txt\nPyYAML>=6\n")
+    (tmp_path / "learner.txt").write_text("# the labs\nno-such-course-package>=1\n")
+    assert unmet(tmp_path / "all.txt") == ["no-such-course-package>=1: not installed"]
 
 
 @site
@@ -176,18 +289,27 @@ def test_the_site_reads_from_disk_in_a_browser(kit, browser):
         assert "Lab 00" in page.locator("h1").first.inner_text()
         page.locator("a", has_text="Set up the labs").last.click()
         page.wait_for_url("**/setup.html")
+        # Search from disk: the index as a script, its worker started through the site's own shim.
+        search = page.locator("input.md-search__input")
+        search.click()
+        search.press_sequentially("eviction", delay=30)
+        results = page.locator(".md-search-result__item")
+        results.first.wait_for(timeout=15_000)
+        assert results.count() >= 3
+        results.first.locator("a").first.click()
+        page.wait_for_load_state()
+        assert page.url.startswith("file://") and "eviction" in page.locator("article").inner_text().lower()
     finally:
         context.close()
     assert not blocked, f"the site tried to reach the network: {blocked}"
-    # Search is the one part that needs the pages served (its worker cannot load from disk): INSTALL.md says so.
-    assert [e for e in errors if "search/search_index.js" not in e] == []
+    assert errors == []
 
 
-def test_the_folder_lists_the_course_requirements_with_the_package_by_name():
-    text = kit_requirements(ROOT / "requirements.txt", ROOT)
+def test_the_folder_lists_the_learners_requirements_with_the_package_by_name():
+    text = kit_requirements(ROOT / "requirements-learner.txt", ROOT)
     assert "-e ." not in text and "mini-kubelet==0.1.0" in text.splitlines()
-    assert [line for line in text.splitlines() if "mkdocs" in line] == [
-        line for line in (ROOT / "requirements.txt").read_text().splitlines() if "mkdocs" in line]
+    assert [line for line in text.splitlines() if "jupyterlab" in line] == [
+        line for line in (ROOT / "requirements-learner.txt").read_text().splitlines() if "jupyterlab" in line]
 
 
 def test_a_course_without_git_is_copied_without_what_it_made(tmp_path):

@@ -50,11 +50,20 @@ def test_cpu_up_writes_the_pod_cgroup_before_the_container():
     assert timeline.restarts == []
 
 
-def test_deferred_writes_nothing_until_the_other_pod_is_gone():
+def test_deferred_writes_nothing_until_the_other_pod_has_ended():
     timeline = replay(example("deferred"))
-    assert timeline.cgroups and min(w["time"] for w in timeline.cgroups) == 21
+    assert timeline.cgroups and min(w["time"] for w in timeline.cgroups) == 20
     pending = [r for r in timeline.resizes if r["type"] == "PodResizePending"]
-    assert [(r["time"], r["status"], r["reason"]) for r in pending] == [(10, "True", "Deferred"), (21, "removed", "")]
+    assert [(r["time"], r["status"], r["reason"]) for r in pending] == [(10, "True", "Deferred"), (20, "removed", "")]
+
+
+def test_a_pod_that_ends_frees_its_room_before_it_leaves_the_api():
+    """v1.36.5 Kubelet.HandlePodReconcile retries the pending resizes when a pod's status turns terminal (trigger
+    pod_terminated): batch is Failed at 20s and leaves the API at 21s; the resize is allocated at 20s."""
+    timeline = replay(example("deferred"))
+    assert any(n["time"] == 21 and "removed from the API" in n["text"] for n in timeline.happenings)
+    started = [e["time"] for e in timeline.events if e["reason"] == "ResizeStarted"]
+    assert started == [20]
 
 
 def test_without_room_freed_the_resize_stays_deferred():
@@ -68,6 +77,7 @@ def test_without_room_freed_the_resize_stays_deferred():
 def test_infeasible_without_the_static_cpu_manager_applies():
     doc = example("infeasible")
     del doc["node"]
+    doc["duration"] = "2m"  # the condition goes at the resync after the resize
     timeline = replay(doc)
     assert [r["type"] for r in timeline.resizes] == ["PodResizeInProgress", "PodResizeInProgress"]
     assert ("/kubepods/poddb", "cpu.max") in [(w["cgroup"], w["file"]) for w in timeline.cgroups]
@@ -80,6 +90,29 @@ def test_a_memory_limit_under_the_usage_is_an_error_and_nothing_is_lowered():
     errors = [r for r in timeline.resizes if r["reason"] == "Error"]
     assert errors and "cannot decrease memory limits" in errors[0]["message"]
     assert ("redis", "memory.max") not in [(w["cgroup"], w["file"]) for w in timeline.cgroups]
+
+
+def test_in_progress_stays_until_the_next_sync_as_v1_36_5_syncpod_checks_it_first():
+    """v1.36.5 pkg/kubelet/kubelet.go Kubelet.SyncPod sets or clears PodResizeInProgress before the runtime's sync:
+    the sync that writes the cgroups leaves it set, and the Pod's next sync (its resync) clears it, with the event
+    ResizeCompleted. Clearing it after the writes, in the same sync, would remove it at 20s."""
+    timeline = replay(example("cpu-up"))
+    writes = {w["time"] for w in timeline.cgroups}
+    assert [(r["time"], r["status"]) for r in timeline.resizes] == [(20, "True"), (81, "removed")] and writes == {20}
+    completed = [e for e in timeline.events if e["reason"] == "ResizeCompleted"]
+    assert [(e["time"], e["type"]) for e in completed] == [(81, "Normal")] and '"generation":2' in completed[0]["message"]
+
+
+def test_a_failed_resize_is_an_error_once_with_one_resize_error_event():
+    """Kubelet.SyncPod (v1.36.5) sets reason Error after a failed ResizePodInPlace; the event ResizeError comes only
+    when the condition changed, so the retries at each later sync (the same error) add none."""
+    doc = example("memory-down")
+    doc["events"][0]["resize"]["memoryUsage"]["redis"] = "400Mi"
+    doc["duration"] = "3m"
+    timeline = replay(doc)
+    errors = [e for e in timeline.events if e["reason"] == "ResizeError"]
+    assert len(errors) == 1 and errors[0]["type"] == "Warning" and "cannot decrease memory limits" in errors[0]["message"]
+    assert [r["reason"] for r in timeline.resizes if r["status"] == "True"] == ["", "Error"]
 
 
 def test_a_replay_without_resize_events_is_not_wired():
@@ -106,6 +139,9 @@ def test_v1_27_refuses_a_resize_event_in_one_line_naming_the_gate():
     (lambda e: e["resize"]["containers"]["app"].update(limits={"ephemeral-storage": "1Gi"}),
      "events[0].resize.containers.app.limits.ephemeral-storage"),
     (lambda e: e["resize"].update(pod="ghost"), "events[0].resize.pod"),
+    (lambda e: e["resize"]["containers"]["app"].update(requests={"cpu": "3"}), "events[0].resize.containers.app"),
+    (lambda e: e["resize"]["containers"]["app"].update(requests={"cpu": "2", "memory": "256Mi"}),
+     "events[0].resize.containers: the API server refuses it: the Pod's QoS class would change from Burstable to Guaranteed"),
 ])
 def test_a_bad_resize_event_names_its_field(tmp_path, change, where):
     doc = example("cpu-up")

@@ -5,7 +5,8 @@
 The Makefile asks this before it runs pip, so a `make` target with nothing to install needs no
 network. A requirement counts as met when an installed distribution satisfies its version bounds;
 the course itself (`-e .`) when it is installed in editable mode from this folder at the version
-in pyproject.toml, with its own dependencies met. It reads only what is installed: no index.
+in pyproject.toml, with its own dependencies met; `-r other.txt` reads that list too. It reads
+only what is installed: no index.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ def unmet(requirements: Path) -> list[str]:
             continue
         if line.startswith(("-e ", "--editable ")):
             missing += _unmet_project(requirements.parent / line.split(None, 1)[1])
+        elif line.startswith(("-r ", "--requirement ")):  # another list, named from this one's folder
+            missing += unmet(requirements.parent / line.split(None, 1)[1])
         elif line.startswith("-"):
             missing.append(f"{line}: an option this check does not read")
         else:

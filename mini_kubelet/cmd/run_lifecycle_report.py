@@ -47,6 +47,20 @@ def _table(rows: list[list[str]]) -> list[str]:
 
 
 # --8<-- [start:render_text]
+def resize_lines(resizes: list[dict], cgroups: list[dict]) -> list[str]:
+    """The report's resize tables (lifecycle and node replays): each condition set or removed, each cgroup write."""
+    lines = []
+    if resizes:
+        lines += ["", "resize conditions (kubectl get pod -o yaml: status.conditions)"]
+        lines += ["  " + line for line in _table([["TIME", "POD", "CONDITION", "STATUS", "REASON", "MESSAGE"]] + [
+            [d(r["time"]), r["pod"], r["type"], r["status"], r["reason"] or "-", r["message"] or "-"] for r in resizes])]
+    if cgroups:
+        lines += ["", "cgroup writes (in order: the pod cgroup, then its containers' through the runtime)"]
+        lines += ["  " + line for line in _table([["TIME", "CGROUP", "FILE", "OLD", "NEW"]] + [
+            [d(w["time"]), w["cgroup"], w["file"], w["old"], w["new"]] for w in cgroups])]
+    return lines
+
+
 def render_text(timeline: LifecycleTimeline) -> str:
     """The timeline: kubectl get pods -w lines, then restarts, events and what the scenario did, then a summary."""
     sc = timeline.scenario
@@ -84,15 +98,7 @@ def render_text(timeline: LifecycleTimeline) -> str:
             rows.append([d(c["time"]), f"{c['pod']}/{c['container']}", hook, d(c["gracePeriod"]), d(c["sigterm"]),
                          f"{d(c['sigkillBy'])} (+{d(c['sigkillBy'] - c['time'])})"])
         lines += ["  " + line for line in _table(rows)]
-    if timeline.resizes:
-        lines += ["", "resize conditions (kubectl get pod -o yaml: status.conditions)"]
-        lines += ["  " + line for line in _table([["TIME", "POD", "CONDITION", "STATUS", "REASON", "MESSAGE"]] + [
-            [d(r["time"]), r["pod"], r["type"], r["status"], r["reason"] or "-", r["message"] or "-"]
-            for r in timeline.resizes])]
-    if timeline.cgroups:
-        lines += ["", "cgroup writes (in order: the pod cgroup, then its containers' through the runtime)"]
-        lines += ["  " + line for line in _table([["TIME", "CGROUP", "FILE", "OLD", "NEW"]] + [
-            [d(w["time"]), w["cgroup"], w["file"], w["old"], w["new"]] for w in timeline.cgroups])]
+    lines += resize_lines(timeline.resizes, timeline.cgroups)
     lines += ["", "events (kubectl describe pod; a repeated event is one line with its count)"]
     lines += ["  " + line for line in _table([["TIME", "TYPE", "REASON", "OBJECT", "MESSAGE"]] + [
         [d(first) + (f" (x{count}, last {d(last)})" if count > 1 else ""), e["type"], e["reason"],

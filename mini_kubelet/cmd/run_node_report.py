@@ -7,7 +7,8 @@ The JSON structure, "mini-kubelet.node/v1" (times are seconds since the start, s
      "scenario": {"name", "source", "description", "duration", "node": {"name", "capacity", "allocatable"},
                   "kubelet": {the settings, defaults filled in}, "pods": int},
      "timeline": [{"time", "kind", "pod", "text"}],        # kind: arrive, exit, oomKill, evict, reject, condition,
-                                                            # recreate, pending, delete, removed, set, pullImage, imageGC
+                                                            # recreate, pending, delete, removed, set, pullImage, imageGC,
+                                                            # resize
      "oomKills": [{"time", "pod", "container", "limit", "oomScoreAdj", "restartCount"}],
      "evictions": [{"time", "pod", "signal", "gracePeriod", "message"}],
      "rejections": [{"time", "pod", "reason", "message", "handler"}],
@@ -18,6 +19,8 @@ The JSON structure, "mini-kubelet.node/v1" (times are seconds since the start, s
      "events": [{"firstSeen", "lastSeen", "count", "type", "reason", "object", "message"}],  # repeats folded
      "watch": [{"time", "pod", "ready", "status", "restarts", "phase"}],
      "pods": [{"name", "ready", "status", "restarts", "lastRestart", "age", "phase", "reason", "message"}],
+     "resizes": [{"time", "pod", "type", "status", "reason", "message"}],   # only if any: resize conditions set or removed
+     "cgroups": [{"time", "cgroup", "file", "old", "new"}],                   # only if any: each cgroup file a resize wrote
      "passes": int,
      "expect": null | {"checked": int, "failures": [str]}}
 """
@@ -28,6 +31,7 @@ import json
 from typing import Optional
 
 from mini_kubelet.cmd.inputs import with_profile
+from mini_kubelet.cmd.run_lifecycle_report import resize_lines
 
 from mini_kubelet.sim.node.trace import NodeTrace, check_node_expect, human_duration
 from mini_kubelet.sim.series import format_duration as d
@@ -62,6 +66,7 @@ def render_text(trace: NodeTrace) -> str:
     lines += ["", f"timeline ({quiet} arrivals and container exits are in --output json)"]
     rows = [["TIME", "WHAT"]] + [[d(e["time"]), e["text"]] for e in trace.timeline if e["kind"] not in QUIET_KINDS]
     lines += ["  " + line for line in _table(rows)] if len(rows) > 1 else ["  nothing but arrivals and exits"]
+    lines += resize_lines(trace.resizes, trace.cgroups)
     recent = [e for e in trace.kubectl_events if e["lastSeen"] >= end - EVENT_TTL]
     lines += ["", f"kubectl get events (at {d(end)}: the last hour's, repeats folded; {len(trace.kubectl_events) - len(recent)} "
                   "older ones have expired)"]
@@ -101,6 +106,7 @@ def as_json(trace: NodeTrace) -> dict:
             "timeline": trace.timeline, "oomKills": trace.oom_kills, "evictions": trace.evictions,
             "rejections": trace.rejections, "conditions": trace.conditions, "containers": trace.containers,
             "signals": trace.signals, "events": trace.kubectl_events, "watch": trace.watch, "pods": trace.pods,
+            **({"resizes": trace.resizes} if trace.resizes else {}), **({"cgroups": trace.cgroups} if trace.cgroups else {}),
             "passes": trace.passes, "expect": expect}
 
 

@@ -16,7 +16,7 @@ from typing import Optional
 from kubernetes.client import V1Container, V1Pod, V1ResourceRequirements
 
 from mini_kubelet import api, features, types
-from mini_kubelet.container import CONTAINER_STATE_RUNNING, Status
+from mini_kubelet.container import CONTAINER_STATE_RUNNING, PodStatus, Status, is_restartable_init_container
 from mini_kubelet.kuberuntime.kuberuntime_container import ContainerToKillInfo
 
 RESTART_CONTAINER = "RestartContainer"  # k8s.io/api/core/v1 ResourceResizeRestartPolicy
@@ -108,6 +108,37 @@ class ActuatedState:
     def remove_pod(self, pod_uid: str) -> None:
         """Forget the pod's records."""
         self.pods.pop(pod_uid, None)
+
+
+# --8<-- [start:is_pod_resize_in_progress]
+def is_pod_resize_in_progress(allocated_pod: V1Pod, pod_status: PodStatus, actuated: ActuatedState) -> bool:
+    """Whether a running container of the pod has cpu or memory allocated other than what was last applied to it.
+
+    Only sidecars count among the init containers; a container not running (or not in the runtime's status) has
+    nothing to resize; a missing record counts as no resources; each of the four values is compared by amount.
+    Pod-level resources are not resized here (none is recorded as actuated, so they never are in progress).
+    Upstream: pkg/kubelet/kuberuntime/kuberuntime_manager.go kubeGenericRuntimeManager.IsPodResizeInProgress
+    (isContainerResourceResizeInProgress)
+    """
+    containers = [c for c in allocated_pod.spec.init_containers or [] if is_restartable_init_container(c)]
+    for container in containers + list(allocated_pod.spec.containers):
+        status = pod_status.find_container_status_by_name(container.name)
+        if status is None or status.state != CONTAINER_STATE_RUNNING:
+            continue
+        recorded, _ = actuated.get_container_resources(allocated_pod.metadata.uid, container.name)
+        if not _cpu_memory_equal(container.resources, recorded):
+            return True
+    return False
+
+
+def _cpu_memory_equal(a: Optional[V1ResourceRequirements], b: Optional[V1ResourceRequirements]) -> bool:
+    """cpu and memory requests and limits equal by amount (resource.Quantity Equal; missing is zero)."""
+    for kind in ("requests", "limits"):
+        left, right = (getattr(a, kind, None) or {}), (getattr(b, kind, None) or {})
+        if any(api.parse_quantity(left.get(r, 0)) != api.parse_quantity(right.get(r, 0)) for r in ("cpu", "memory")):
+            return False
+    return True
+# --8<-- [end:is_pod_resize_in_progress]
 
 
 # --8<-- [start:compute_pod_resize_action]

@@ -2,17 +2,53 @@
 
 from __future__ import annotations
 
-import dataclasses
+import inspect
+import linecache
 import traceback
+import types
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from mini_kubelet.cmd.text import table
+from mini_kubelet.labs.answers import article, compare, cut, show, show_args
+
+HERE = Path(__file__).resolve().parent
 
 
 class LabCheckFailed(AssertionError):
-    """An exercise's function gave a wrong answer, raised, or is not written yet."""
+    """An exercise's function gave a wrong answer, raised, or cannot take the exercise's arguments."""
+
+    def __init__(self, message: str, blame: tuple[str, int] | None = None):
+        super().__init__(message)
+        self.blame = blame  # (file, line) of the learner's code to show, when no error of theirs has a traceback
+
+    def _render_traceback_(self) -> list[str]:
+        """What IPython shows: the learner's own frames (of their error, or the line blamed), then this one line.
+
+        No frame of the check itself: the learner can do nothing about those.
+        """
+        if self.__cause__ is not None:
+            shown = [*_learner_traceback(self.__cause__), ""]
+        elif self.blame:
+            filename, line = self.blame
+            shown = [f"{_cell_label(filename) or filename}, line {line}",
+                     f"----> {line} {linecache.getline(filename, line).rstrip()}", ""]
+        else:
+            shown = []
+        return [*shown, f"{type(self).__name__}: {self}"]
+
+
+@dataclass(frozen=True)
+class Checked:
+    """What a check that did not fail found: "passed" (every case) or "not done" (the function is still a stub)."""
+
+    exercise: str
+    status: str
+    passed: int
+
+    def _ipython_display_(self) -> None:
+        """Nothing more to show in a notebook: the check has printed what it found."""
 
 
 @dataclass(frozen=True)
@@ -39,41 +75,41 @@ def case(*args: Any, expected: Any, note: str = "") -> Case:
     return Case(args, expected, note)
 
 
-def check(exercise: str, function: Callable, cases: Iterable[Case]) -> None:
-    """Run `function` on every case; print a table; raise LabCheckFailed at the first wrong answer.
+def check(exercise: str, function: Callable, cases: Iterable[Case]) -> Checked:
+    """Run `function` on every case and print a table; raise LabCheckFailed at the first wrong answer.
 
-    When the learner's function raises, the LabCheckFailed is chained to that error, so the notebook
-    shows the learner's own traceback (their cell and line) above the failed check.
+    A stub (NotImplementedError) is not a failure: the check prints "not done yet" and returns, so an
+    untouched notebook runs from top to bottom. When the learner's function raises, the LabCheckFailed
+    is chained to that error, and a notebook shows the learner's own frames of it (their cell and line).
     """
-    __tracebackhide__ = True  # IPython and pytest show the learner's cell, not this function
+    __tracebackhide__ = True  # pytest shows the learner's code, not this function
     rows: list[tuple[str, ...]] = []
     for number, item in enumerate(cases, start=1):
-        shown = ", ".join(_show(arg) for arg in item.args)
+        wrong_signature = _signature_mismatch(exercise, function, item.args)
+        if wrong_signature:
+            raise wrong_signature
         got, error = _call(function, item.args)
         if isinstance(error, NotImplementedError) and not isinstance(item.expected, Raises):
-            raise LabCheckFailed(_not_done(exercise, error)) from None
-        difference = _difference(item.expected, got, error)
-        whole = f"raised {type(error).__name__}: {error}" if error else _show(got, None)
-        rows.append(("ok" if difference is None else "FAIL", shown, _show(item.expected), _cut(whole), item.note))
-        if difference is not None:
-            message = _report_failure(exercise, number, item, rows, whole, difference, error)
-            raise LabCheckFailed(message) from error  # error: the learner's own (its traceback shows), or None
+            if rows:
+                _print_table(rows)
+            print(_not_done(exercise, error))
+            return Checked(exercise, "not done", len(rows))
+        lines = _difference(item.expected, got, error)
+        if lines is None:
+            whole = f"raised {type(error).__name__}: {error}" if error else show(got, None)
+            rows.append(("ok", show_args(item.args), show(item.expected), cut(whole), item.note))
+            continue
+        rows.append(("FAIL", show_args(item.args), "(below)", "(below)", item.note))
+        _print_table(rows)
+        note = f" ({item.note})" if item.note else ""
+        # Never cut: the input, the expected answer and the learner's are each printed once, in full.
+        print("\n".join([f"\n{exercise}: case {number} failed{note}.", f"  input:    {show_args(item.args, None)}",
+                         *lines]))
+        raise LabCheckFailed(f"{exercise}: case {number} failed; its input, the expected answer and yours are above") \
+            from error  # error: the learner's own (its traceback shows), or None
     _print_table(rows)
     print(f"\n{exercise}: all {len(rows)} cases passed.")
-
-
-def _report_failure(exercise: str, number: int, item: Case, rows: list, got: str, difference: str,
-                    error: BaseException | None) -> str:
-    """Print the table so far and the failed case in full; return the one-line summary."""
-    _print_table(rows)
-    shown = ", ".join(_show(arg) for arg in item.args)
-    note = f" ({item.note})" if item.note else ""
-    why = f"\n  {difference}" if difference else ""
-    # The detail lines are never cut: a long answer must show where it differs.
-    print(f"\n{exercise}: case {number} failed{note}.\n  input:    {shown}\n"
-          f"  expected: {_show(item.expected, None)}\n  got:      {got}{why}")
-    summary = f"{exercise}: case {number} failed: input {shown}; expected {_show(item.expected, None)}, got {got}"
-    return summary + (f" ({difference})" if difference and error is None else "")
+    return Checked(exercise, "passed", len(rows))
 
 
 def _not_done(exercise: str, error: NotImplementedError) -> str:
@@ -81,6 +117,25 @@ def _not_done(exercise: str, error: NotImplementedError) -> str:
     other = str(error)
     needs = f" (it needs {other} first)" if other and other != exercise and other.startswith("Exercise") else ""
     return f"{exercise}: not done yet{needs}. Write the function above, run its cell, then this one."
+
+
+def _signature_mismatch(exercise: str, function: Callable, args: Sequence) -> LabCheckFailed | None:
+    """The failure of a function that cannot take a case's arguments, blamed on where the learner defined it."""
+    if not callable(function):
+        return LabCheckFailed(f"{exercise}: expects a function, got {article(function)}")
+    try:
+        signature = inspect.signature(function)
+        signature.bind(*args)
+    except ValueError:  # a built-in with no signature to read: calling it will tell
+        return None
+    except TypeError as error:
+        name, code = getattr(function, "__name__", "the function"), getattr(function, "__code__", None)
+        where = f" (in {_cell_label(code.co_filename) or code.co_filename}, line {code.co_firstlineno})" if code else ""
+        count = f"{len(args)} argument{'' if len(args) == 1 else 's'}"
+        return LabCheckFailed(f"{exercise}: your {name}{signature}{where} cannot take what the exercise passes it "
+                              f"({error}). The exercise expects {name} to take {count}, and calls "
+                              f"{name}({show_args(args)}).", code and (code.co_filename, code.co_firstlineno))
+    return None
 
 
 def _call(function: Callable, args: Sequence) -> tuple[Any, BaseException | None]:
@@ -91,68 +146,19 @@ def _call(function: Callable, args: Sequence) -> tuple[Any, BaseException | None
         return None, error
 
 
-def _difference(expected: Any, got: Any, error: BaseException | None) -> str | None:
-    """None when the answer is right; else why not ("" when the values simply differ).
+def _difference(expected: Any, got: Any, error: BaseException | None) -> list[str] | None:
+    """None when the answer is right; else the lines that show it: expected, got, and where they differ.
 
-    A raised error is right only when the case expects that error type; see _compare for values.
+    A raised error is right only when the case expects that error type; see answers.compare for values.
     """
+    answer = f"raised {type(error).__name__}: {error}" if error else show(got, None)
+    shown = [f"  expected: {show(expected, None)}", f"  got:      {answer}"]
     if isinstance(expected, Raises):
-        if isinstance(error, expected.error):
-            return None
-        return ""
+        return None if isinstance(error, expected.error) else shown
     if error is not None:
-        return f"raised {_where(error)}; its traceback is below"
-    return _compare(expected, got, "")
-
-
-def _compare(expected: Any, got: Any, path: str) -> str | None:
-    """The one rule for every answer, at every depth: same type and equal value.
-
-    Lists, tuples, dicts and dataclasses are compared item by item, so a float where an int is expected
-    fails inside a dict or a tuple as it does on its own. Returns None when they match, a sentence when
-    only a type differs ("expected an int, got a float"), else "".
-    """
-    if type(got) is not type(expected):
-        at = f"at {path}: " if path else ""
-        return f"{at}expected {_a(expected)}, got {_a(got)}" if _loosely_equal(expected, got) else ""
-    if isinstance(expected, dict):
-        if expected.keys() != got.keys():
-            return ""
-        pairs = [(expected[key], got[key], f"{path}[{key!r}]") for key in expected]
-    elif isinstance(expected, (list, tuple)):
-        if len(expected) != len(got):
-            return ""
-        pairs = [(e, g, f"{path}[{index}]") for index, (e, g) in enumerate(zip(expected, got))]
-    elif dataclasses.is_dataclass(expected) and not isinstance(expected, type):
-        pairs = [(getattr(expected, f.name), getattr(got, f.name), f"{path}.{f.name}") for f in dataclasses.fields(expected)]
-    else:
-        return None if got == expected else ""
-    for inner in pairs:
-        found = _compare(*inner)
-        if found is not None:
-            return found
-    return None
-
-
-def _loosely_equal(expected: Any, got: Any) -> bool:
-    """Equal but for types: 250 and 250.0, ("cpu", 1) and ["cpu", 1]."""
-    sequences = (list, tuple)
-    if isinstance(expected, sequences) and isinstance(got, sequences):
-        return len(expected) == len(got) and all(map(_loosely_equal, expected, got))
-    if isinstance(expected, dict) and isinstance(got, dict):
-        return expected.keys() == got.keys() and all(_loosely_equal(expected[k], got[k]) for k in expected)
-    try:
-        return bool(got == expected)
-    except Exception:  # a value that cannot be compared is simply different
-        return False
-
-
-def _a(value: Any) -> str:
-    """A value's type with its article: "an int", "a float", "None"."""
-    if value is None:
-        return "None"
-    name = type(value).__name__
-    return f"{'an' if name[0].lower() in 'aeiou' else 'a'} {name}"
+        return [*shown, f"  raised {_where(error)}; its traceback is below"]
+    found = compare(expected, got)
+    return None if found is None else shown + found
 
 
 def _where(error: BaseException) -> str:
@@ -175,22 +181,25 @@ def _cell_label(filename: str) -> str | None:
     return " ".join(formatted) if formatted else None
 
 
-def _show(value: Any, width: int | None = 48) -> str:
-    """A value for the table, cut to `width`; Kubernetes objects are shown by kind and name, a labelled list by its label."""
-    if isinstance(value, list) and isinstance(getattr(value, "label", None), str):
-        return value.label if width is None else _cut(value.label, width)
-    if isinstance(value, (list, tuple)) and any(type(v).__name__.startswith("V1") for v in value):
-        text = "[" + ", ".join(_show(v, None) for v in value) + "]"
-        return text if width is None else _cut(text, width)
-    name = getattr(getattr(value, "metadata", None), "name", None) or getattr(value, "name", None)
-    if name and type(value).__name__.startswith("V1"):
-        return f"<{type(value).__name__[2:]} {name}>"
-    text = repr(value)
-    return text if width is None else _cut(text, width)
-
-
-def _cut(text: str, width: int = 48) -> str:
-    return text if len(text) <= width else text[: width - 3] + "..."
+def _learner_traceback(error: BaseException) -> list[str]:
+    """The error's traceback as IPython would show it, without the frames of this package (the check's own)."""
+    frames = []
+    tb = error.__traceback__
+    while tb is not None:
+        frames.append(tb)
+        tb = tb.tb_next
+    kept = None
+    for frame in reversed(frames):
+        if not Path(frame.tb_frame.f_code.co_filename).resolve().is_relative_to(HERE):
+            kept = types.TracebackType(kept, frame.tb_frame, frame.tb_lasti, frame.tb_lineno)
+    try:
+        from IPython import get_ipython
+        shell = get_ipython()
+    except ImportError:
+        shell = None
+    if shell is None:
+        return traceback.format_exception(type(error), error, kept)
+    return shell.InteractiveTB.structured_traceback(type(error), error, kept)
 
 
 def _print_table(rows: list[tuple[str, ...]]) -> None:

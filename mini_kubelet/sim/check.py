@@ -54,7 +54,7 @@ def check_fields(doc: Any, kind: str, where: str, base: Path) -> None:
     """Check a decoded scenario of this format (eviction, lifecycle, node) against its tables; ManifestError if not."""
     r = Reader(where, base)
     doc = eviction_top(r, doc) if kind == EVICTION else doc
-    events = doc.get("events") if kind == "lifecycle" and isinstance(doc, dict) else None
+    events = doc.get("events") if kind in ("lifecycle", "node") and isinstance(doc, dict) else None
     for i, event in enumerate(events if isinstance(events, list) else []):
         if isinstance(event, dict) and "resize" in event and resize_gate_problem():
             r.fail(f"events[{i}].resize", resize_gate_problem())  # before anything loads the client

@@ -116,6 +116,23 @@ SET = (
     F("container", "string", None, "", "its container", "the first"),
 ) + tuple(F(f.name, QUANTITY if f.name != "volumes" else "mapping of VOLUME: quantity", None, f.unit,
             f"from then on, a constant {f.doc}") for f in CONTAINER_USAGE + POD_USAGE)
+# --- what the lifecycle and the one-node scenarios share: in-place resize (gate InPlacePodVerticalScaling) -----
+
+RESIZE_EVENT = F("resize", "mapping", None, "", "kubectl patch --subresource resize: new requests and limits "
+                 "(gate InPlacePodVerticalScaling)")
+RESIZE_CONTAINERS = F("containers", "mapping of CONTAINER: {...}", REQUIRED, "", "each container's new resources")
+RESIZE_CONTAINER = (F("requests", "mapping of RESOURCE: quantity", None, "", "cpu, memory"),
+                    F("limits", "mapping of RESOURCE: quantity", None, "", "cpu, memory"))
+RESIZE_EXPECT = (F("resizes", "list", None, "", "resize conditions seen in this order (others may come between)"),
+                 F("cgroups", "list", None, "", "a cgroup file's value at a time"))
+RESIZE_EXPECT_ITEMS = {
+    "expect.resizes[]": (F("pod", "string"), F("at", DURATION), F("type", "string", None, "", "PodResizePending or "
+                         "PodResizeInProgress"), F("status", "True or removed"),
+                         F("reason", "string", None, "", "Deferred, Infeasible, Error or empty"), F("message", "string")),
+    "expect.cgroups[]": (F("cgroup", "string", REQUIRED, "", "the pod cgroup's path, or a container's name"),
+                         F("file", "string", REQUIRED, "", "memory.max, cpu.max, cpu.weight..."),
+                         F("at", DURATION, REQUIRED), F("value", "string", REQUIRED, "", "what the file holds then")),
+}
 TOP = (
     F("replay", "string", "eviction", "", "this format: `eviction` (or left out); `lifecycle` and `node` are the others"),
     F("description", "string", "", "", "one paragraph: what happens and why it matters"),
@@ -190,13 +207,11 @@ def _lifecycle() -> dict[str, tuple[Field, ...]]:
             ("exit", "the process ends (Completed for 0, else Error)"), ("crash", "a non-zero exit"),
             ("oomKill", "exit 137, OOMKilled"), ("probe", "a probe's result (after its thresholds)"),
             ("delete", "kubectl delete pod; for a static Pod, its mirror Pod"),
-            ("sandboxDies", "the Pod sandbox is no longer ready"),
-            ("resize", "kubectl patch --subresource resize: new requests and limits (gate InPlacePodVerticalScaling)"))),
-        "events[].resize": (pod, F("containers", "mapping of CONTAINER: {...}", REQUIRED, "", "each container's new resources"),
+            ("sandboxDies", "the Pod sandbox is no longer ready"))) + (RESIZE_EVENT,),
+        "events[].resize": (pod, RESIZE_CONTAINERS,
                             F("memoryUsage", "mapping of CONTAINER: quantity", None, "bytes", "what each container uses, "
                               "as the kubelet reads it before lowering a memory limit", "0 each")),
-        "events[].resize.containers.CONTAINER": (F("requests", "mapping of RESOURCE: quantity", None, "", "cpu, memory"),
-                                                 F("limits", "mapping of RESOURCE: quantity", None, "", "cpu, memory")),
+        "events[].resize.containers.CONTAINER": RESIZE_CONTAINER,
         "events[].exit": (pod, container, F("code", COUNT, 0, "", "the exit code")),
         "events[].crash": (pod, container, F("code", COUNT, 1, "", "the exit code, not 0")),
         "events[].oomKill": (pod, container), "events[].sandboxDies": (pod,),
@@ -210,9 +225,7 @@ def _lifecycle() -> dict[str, tuple[Field, ...]]:
                    F("events", "list", None, "", "events seen in this order (others may come between)"),
                    F("kills", "list", None, "", "every killPod, in order"),
                    F("stops", "list", None, "", "every container stop the report lists (a preStop hook ran, or "
-                     "the grace period is not its killPod's), in order"),
-                   F("resizes", "list", None, "", "resize conditions seen in this order (others may come between)"),
-                   F("cgroups", "list", None, "", "a cgroup file's value at a time")),
+                     "the grace period is not its killPod's), in order")) + RESIZE_EXPECT,
         "expect.pods[]": (pod, F("at", DURATION, REQUIRED), F("phase", "string"), F("status", "string", None, "", "STATUS"),
                           F("ready", "string", None, "", "READY, `1/1`"), F("restarts", COUNT, None, "", "RESTARTS")),
         "expect.restarts[]": (pod, container, F("at", DURATION), F("count", COUNT, None, "", "the restart count"),
@@ -226,12 +239,7 @@ def _lifecycle() -> dict[str, tuple[Field, ...]]:
                            F("gracePeriod", COUNT, None, "seconds", "StopContainer's timeout after the hook"),
                            F("sigterm", DURATION, None, "", "when the runtime sends SIGTERM"),
                            F("sigkillBy", DURATION, None, "", "the latest SIGKILL")),
-        "expect.resizes[]": (F("pod", "string"), F("at", DURATION), F("type", "string", None, "", "PodResizePending or "
-                             "PodResizeInProgress"), F("status", "True or removed"),
-                             F("reason", "string", None, "", "Deferred, Infeasible, Error or empty"), F("message", "string")),
-        "expect.cgroups[]": (F("cgroup", "string", REQUIRED, "", "the pod cgroup's path, or a container's name"),
-                             F("file", "string", REQUIRED, "", "memory.max, cpu.max, cpu.weight..."),
-                             F("at", DURATION, REQUIRED), F("value", "string", REQUIRED, "", "what the file holds then")),
+        **RESIZE_EXPECT_ITEMS,
     }
 
 
@@ -260,7 +268,8 @@ def _node() -> dict[str, tuple[Field, ...]]:
                                  F("exitCode", COUNT, 0, "", "the code it exits with, 0 to 255")),
         "events[]": (eviction["events[]"][0], F("addPod", "pods[] entry without at", None, "", "Pods arrive"),
                      F("deletePod", "mapping", None, "", "kubectl delete pod"), eviction["events[]"][3],
-                     eviction["events[]"][2]),
+                     eviction["events[]"][2], RESIZE_EVENT),
+        "events[].resize": (pod, RESIZE_CONTAINERS), "events[].resize.containers.CONTAINER": RESIZE_CONTAINER,
         "events[].deletePod": (F("pod", "string", REQUIRED, "", "the Pod's name"),
                                F("gracePeriod", COUNT, None, "seconds", "kubectl delete --grace-period",
                                  "the Pod's terminationGracePeriodSeconds")),
@@ -269,7 +278,7 @@ def _node() -> dict[str, tuple[Field, ...]]:
                    F("oomKills", "list", None, "", "every OOM kill, in order"),
                    F("rejected", "list", None, "", "every Pod admission rejected"),
                    F("conditions", "list", None, "", "each node condition's interval"),
-                   F("pods", "list", None, "", "what kubectl get pods shows at the end")),
+                   F("pods", "list", None, "", "what kubectl get pods shows at the end")) + RESIZE_EXPECT,
         "expect.evictions[]": (pod, F("at", DURATION), F("signal", "string"), F("message", "string")),
         "expect.oomKills[]": (pod, F("container", "string"), F("at", DURATION)),
         "expect.rejected[]": (pod, F("at", DURATION), F("reason", "string"), F("message", "string")),
@@ -277,6 +286,7 @@ def _node() -> dict[str, tuple[Field, ...]]:
                                 F("from", DURATION), F("to", DURATION, None, "", "", "still reported")),
         "expect.pods[]": (pod, F("status", "string"), F("restarts", COUNT), F("phase", "string"), F("ready", "string"),
                           F("reason", "string")),
+        **RESIZE_EXPECT_ITEMS,
     }
 
 

@@ -316,21 +316,37 @@ class StatusManager:
                                                       self.clock.now())
         return old is None or old.reason != reason or (old.observed_generation or 0) != observed_generation
 
-    def set_pod_resize_in_progress_condition(self, uid: str, reason: str, message: str, observed_generation: int) -> None:
-        """Set PodResizeInProgress (reason Error when actuating failed). Upstream: manager.SetPodResizeInProgressCondition"""
+    def set_pod_resize_in_progress_condition(self, uid: str, reason: str, message: str,
+                                             observed_generation: int) -> tuple[int, bool]:
+        """Set PodResizeInProgress; (its observedGeneration, whether it changed, probe times aside).
+
+        A condition already there keeps its observedGeneration (clear it first to move it), and its reason and
+        message when both given are empty.
+        Upstream: pkg/kubelet/status/status_manager.go manager.SetPodResizeInProgressCondition
+        """
         cached = self.pod_resize_conditions.setdefault(uid, PodResizeConditions())
-        cached.in_progress = updated_pod_resize_condition(POD_RESIZE_IN_PROGRESS, cached.in_progress, reason, message,
+        old = cached.in_progress
+        if old is not None:
+            if not reason and not message:
+                reason, message = old.reason or "", old.message or ""
+            observed_generation = old.observed_generation or 0
+        cached.in_progress = updated_pod_resize_condition(POD_RESIZE_IN_PROGRESS, old, reason, message,
                                                           observed_generation, self.clock.now())
+        changed = old is None or ((old.reason or "", old.message or "") != (reason, message))
+        return observed_generation, changed
 
     def clear_pod_resize_pending_condition(self, uid: str) -> None:
         """Upstream: manager.ClearPodResizePendingCondition"""
         self.pod_resize_conditions.setdefault(uid, PodResizeConditions()).pending = None
 
-    def clear_pod_resize_in_progress_condition(self, uid: str) -> bool:
-        """Clear PodResizeInProgress; True if there was one. Upstream: manager.ClearPodResizeInProgressCondition"""
+    def clear_pod_resize_in_progress_condition(self, uid: str) -> tuple[int, bool]:
+        """Clear PodResizeInProgress; (the observedGeneration it had, whether there was one).
+
+        Upstream: manager.ClearPodResizeInProgressCondition
+        """
         cached = self.pod_resize_conditions.setdefault(uid, PodResizeConditions())
-        had, cached.in_progress = cached.in_progress is not None, None
-        return had
+        old, cached.in_progress = cached.in_progress, None
+        return ((old.observed_generation or 0), True) if old is not None else (0, False)
 
     def is_pod_resize_deferred(self, uid: str) -> bool:
         """Upstream: manager.IsPodResizeDeferred"""

@@ -14,16 +14,9 @@ Upstream: none (a course tool); `mini-kubelet run` and the tests of the example 
 
 from __future__ import annotations
 
-from typing import Any
-
 from .timeline import LifecycleTimeline
+from ..resize import check_resize_expect, show as _show
 from ..series import format_duration
-
-_TIMES = ("at", "backOff", "preStop", "sigterm", "sigkillBy")
-
-
-def _show(key: str, value: Any) -> str:
-    return format_duration(value) if key in _TIMES and isinstance(value, int) else repr(value)
 
 
 # --8<-- [start:check_lifecycle_expect]
@@ -74,25 +67,6 @@ def check_lifecycle_expect(timeline: LifecycleTimeline) -> tuple[int, list[str]]
                                 + " ".join(f"{k}={_show(k, v)}" for k, v in want.items()))
                 break
             position = match + 1
-    if "resizes" in expect:
-        checked += 1
-        position = 0
-        for j, want in enumerate(expect["resizes"]):
-            match = next((k for k in range(position, len(timeline.resizes))
-                          if all(timeline.resizes[k].get("time" if key == "at" else key) == value
-                                 for key, value in want.items())), None)
-            if match is None:
-                failures.append(f"resizes[{j}]: not seen{' after the previous one' if j else ''}: "
-                                + " ".join(f"{k}={_show(k, v)}" for k, v in want.items()))
-                break
-            position = match + 1
-    for j, want in enumerate(expect.get("cgroups", [])):
-        checked += 1
-        writes = [w for w in timeline.cgroups if (w["cgroup"], w["file"]) == (want["cgroup"], want["file"])
-                  and w["time"] <= want["at"]]
-        got = writes[-1]["new"] if writes else None
-        if got != want["value"]:
-            failures.append(f"cgroups[{j}] ({want['cgroup']} {want['file']} at {format_duration(want['at'])}): expected "
-                            f"{want['value']!r}, got {got!r}" + ("" if writes else " (not written by then)"))
-    return checked, failures
+    more, found = check_resize_expect(expect, timeline.resizes, timeline.cgroups)
+    return checked + more, failures + found
 # --8<-- [end:check_lifecycle_expect]

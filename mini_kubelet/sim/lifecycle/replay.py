@@ -23,7 +23,7 @@ from ...events import WARNING
 from ...kubelet_main import Kubelet
 from ...api import models_equal
 from .api import APIServer
-from .resize import apply_resize, watch_conditions, wire_resize
+from ..resize import ResizeWatch, apply_resize, usage_stats, wire_resize
 from .scenario import LifecycleEvent, LifecycleScenario, load_lifecycle_scenario, read_scenario
 from ..reader import scenario_profile
 from .timeline import (ContainerChange, LifecycleTimeline, Restart, WatchLine, back_off_of, container_state,
@@ -60,7 +60,10 @@ def _replay(scenario: LifecycleScenario, skip_settled_resyncs: bool) -> Lifecycl
     server = APIServer(kubelet)
     kubelet.syncer.mirror_client = server
     timeline = LifecycleTimeline(scenario)
-    resize = wire_resize(kubelet, scenario) if any(e.kind == "resize" for e in scenario.events) else None
+    resize = None
+    if any(e.kind == "resize" for e in scenario.events):
+        resize = wire_resize(kubelet, scenario.node, api.value(scenario.node.status.capacity.get("memory", "16Gi")),
+                             cpu_manager_policy=scenario.kubelet.get("cpuManagerPolicy", "none"))
     recorder = _Recorder(kubelet, server, timeline)
     static: list[V1Pod] = []
     arrivals, happenings = _by_time(scenario.pods), _by_time(scenario.events)
@@ -137,7 +140,10 @@ def _apply(kubelet: Kubelet, server: APIServer, scenario: LifecycleScenario, eve
             kubelet.runtime.kill_sandbox(uid)
             recorder.note(t, f"{name}: the pod sandbox dies")
         elif event.kind == "resize":
-            recorder.note(t, apply_resize(server, resize, args))
+            pod, line = apply_resize(server, args)
+            if pod is not None:
+                resize.pod_stats[uid] = usage_stats(pod, args["memoryUsage"])
+            recorder.note(t, line)
             server.send()
         elif event.kind == "probe":
             _probe(kubelet, plan.pod, args, recorder, t)
@@ -247,10 +253,9 @@ class _Recorder:
         self.back_offs: dict[tuple[str, str], Optional[int]] = {}
         self.counts: dict[tuple[str, str], int] = {}
         self.seen_events = self.seen_worker_events = self.seen_kills = self.seen_notes = self.seen_stops = 0
-        self.seen_writes = 0
-        self.conditions: dict[str, dict] = {}  # pod UID -> its resize conditions when last looked at
-        if kubelet.syncer.resize is not None:
-            watch_conditions(kubelet.status_manager, lambda uid: self._conditions(int(kubelet.clock.elapsed().total_seconds()), uid))
+        names = {p.pod.metadata.uid: p.pod.metadata.name for p in timeline.scenario.pods}
+        self.resize = None if kubelet.syncer.resize is None else ResizeWatch(
+            kubelet, lambda uid: names.get(uid, uid), timeline.resizes, timeline.cgroups)
         self.last_status: dict[str, object] = {}
         self.read: dict[str, tuple] = {}  # pod name -> (pod, status, back-offs it showed) when last read
         self.quiet: Optional[tuple] = None  # the kubelet's counters after the last read of every pod
@@ -281,7 +286,8 @@ class _Recorder:
             tl.kills.append({"time": t, "pod": pod.metadata.name, "gracePeriod": grace})
         self.seen_kills = len(kubelet.syncer.kills)
         self._stops(t)
-        self._cgroup_writes(t)
+        if self.resize is not None:
+            self.resize.collect_writes()
         manager = kubelet.status_manager
         counters = (kubelet.pod_manager.generation, manager.generation, manager.api_generation)
         if self.change_driven and counters == self.quiet and t not in self.arrivals:  # every pod and status is the one read a second ago
@@ -318,25 +324,6 @@ class _Recorder:
                 for c in statuses or []:
                     self._container(t, name, c, init)
         self.quiet = (kubelet.pod_manager.generation, manager.generation, manager.api_generation)
-
-    def _cgroup_writes(self, t: int) -> None:
-        """The cgroup writes of second t."""
-        for w in self.kubelet.runtime.cgroup_writes[self.seen_writes:]:
-            self.timeline.cgroups.append({"time": t, "cgroup": w.cgroup, "file": w.file, "old": w.old, "new": w.new})
-        self.seen_writes = len(self.kubelet.runtime.cgroup_writes)
-
-    def _conditions(self, t: int, uid: str) -> None:
-        """The pod's resize conditions that changed since last looked at: each set (True) or removed."""
-        name = next((p.pod.metadata.name for p in self.timeline.scenario.pods if p.pod.metadata.uid == uid), uid)
-        now = {c.type: (c.reason or "", c.message or "") for c in self.kubelet.status_manager.get_pod_resize_conditions(uid)}
-        before = self.conditions.get(uid, {})
-        for kind in sorted(set(now) | set(before), key=lambda k: k != "PodResizePending"):
-            if now.get(kind) != before.get(kind):
-                reason, message = now.get(kind, ("", ""))
-                self.timeline.resizes.append({"time": t, "pod": name, "type": kind,
-                                              "status": "True" if kind in now else "removed",
-                                              "reason": reason, "message": message})
-        self.conditions[uid] = now
 
     def _stops(self, t: int) -> None:
         """The container stops of second t worth a line: a preStop hook ran, or the grace period is not the killPod's."""

@@ -19,7 +19,7 @@ from ... import api, features, resource, types
 from ...clock import DEFAULT_START
 from ...config.common import try_decode_single_pod
 from .. import fields
-from ..check import resize_gate_problem
+from ..resize import read_resize, read_resize_expect
 from ..reader import Reader, read_scenario  # noqa: F401  (read_scenario: for the replay and the command)
 from ..series import format_duration
 
@@ -298,7 +298,7 @@ def _event(r: Reader, raw: Any, path: str, scenario: LifecycleScenario) -> Lifec
         if grace is not None and (not isinstance(grace, int) or isinstance(grace, bool) or grace < 0):
             r.fail(f"{where}.gracePeriod", f"expected whole seconds (0 or more), got {grace!r}")
     if kind == "resize":
-        args = _resize(r, args, where, plan)
+        args = read_resize(r, args, where, plan.pod, plan.source, LIFECYCLE)
     if kind == "probe":
         probes = [k for k in ("liveness", "readiness", "startup") if k in args]
         if len(probes) != 1:
@@ -307,38 +307,6 @@ def _event(r: Reader, raw: Any, path: str, scenario: LifecycleScenario) -> Lifec
             r.fail(f"{where}.{probes[0]}", f"expected failure or success, got {args[probes[0]]!r}")
         args["probe"], args["result"] = probes[0], str(args.pop(probes[0])).capitalize()
     return LifecycleEvent(at, kind, args, path)
-
-
-def _resize(r: Reader, args: dict, where: str, plan: LifecyclePod) -> dict:
-    """A resize event: the gate, then each named container's new requests and limits (cpu and memory only)."""
-    problem = resize_gate_problem()
-    if problem:
-        r.fail(where, problem)
-    if plan.source != "api":
-        r.fail(f"{where}.pod", "a static Pod is resized by changing its file, which makes it a new Pod")
-    names = [c.name for c in [*(plan.pod.spec.init_containers or []), *plan.pod.spec.containers]]
-    containers = r.mapping(args.get("containers"), f"{where}.containers")
-    if not containers:
-        r.fail(f"{where}.containers", "required: at least one container's new resources")
-    checked = {}
-    for cname, new in containers.items():
-        at = f"{where}.containers.{cname}"
-        if cname not in names:
-            r.fail(at, f"no such container (the pod has: {', '.join(names)})")
-        new = r.mapping(new, at, fields.names(LIFECYCLE, "events[].resize.containers.CONTAINER"))
-        checked[cname] = {}
-        for kind in ("requests", "limits"):
-            for resource_name, amount in r.mapping(new.get(kind) or {}, f"{at}.{kind}").items():
-                if resource_name not in ("cpu", "memory"):  # 1.35: only cpu and memory may change (#135084)
-                    r.fail(f"{at}.{kind}.{resource_name}", "only cpu and memory can be resized in place")
-                r.amount(amount, f"{at}.{kind}.{resource_name}")
-                checked[cname].setdefault(kind, {})[resource_name] = str(amount)
-    usage = {}
-    for cname, amount in r.mapping(args.get("memoryUsage") or {}, f"{where}.memoryUsage").items():
-        if cname not in names:
-            r.fail(f"{where}.memoryUsage.{cname}", f"no such container (the pod has: {', '.join(names)})")
-        usage[cname] = r.amount(amount, f"{where}.memoryUsage.{cname}")
-    return {"pod": args["pod"], "containers": checked, "memoryUsage": usage}
 
 
 def _expect(r: Reader, raw: Any, scenario: LifecycleScenario) -> dict:
@@ -354,14 +322,12 @@ def _expect(r: Reader, raw: Any, scenario: LifecycleScenario) -> dict:
                 item["pod"] = plan.pod.metadata.name
             elif key in ("pods", "restarts", "kills", "stops"):
                 r.fail(f"{where}.pod", "required")
-            if "at" in item:
+            if key in ("resizes", "cgroups"):
+                read_resize_expect(r, key, where, item)
+            elif "at" in item:
                 item["at"] = r.duration(item["at"], f"{where}.at")
-            elif key in ("pods", "cgroups"):
+            elif key == "pods":
                 r.fail(f"{where}.at", "required: the time the pod is looked at")
-            for required in ("cgroup", "file", "value") if key == "cgroups" else ():
-                if required not in item:
-                    r.fail(f"{where}.{required}", "required")
-                item[required] = str(item[required])
             for time_key in ("preStop", "sigterm", "sigkillBy"):
                 if item.get(time_key) is not None:
                     item[time_key] = r.duration(item[time_key], f"{where}.{time_key}")

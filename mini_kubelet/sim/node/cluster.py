@@ -12,6 +12,7 @@ from __future__ import annotations
 from ... import api, types
 from ...api import models_equal
 from .scenario import NodePod, replacement
+from ..resize import apply_resize
 from ..series import Series
 
 RECREATE_DELAY = 2  # seconds for a ReplicaSet's controller and the scheduler to put a replacement on the node (a model)
@@ -30,7 +31,7 @@ class ClusterSide:
         self.trace.note(t, "arrive", plan.name, f"{plan.name} arrives ({'a static Pod, from a file' if plan.source == 'file' else 'from the API server'})")
 
     def _event(self, event, t: int) -> bool:
-        """A scenario event: a deletion, a usage change, an image pull. True if the API changed."""
+        """A scenario event: a deletion, a resize, a usage change, an image pull. True if the API changed."""
         if event.kind == "deletePod":
             target = self.server.by_name(event.payload["pod"])
             if target is None:
@@ -42,6 +43,12 @@ class ClusterSide:
             self.trace.note(t, "delete", target.metadata.name, f"kubectl delete pod {target.metadata.name} (grace period {grace}s)")
             self._maybe_recreate(target, t)
             return True
+        if event.kind == "resize":
+            pod, line = apply_resize(self.server, event.payload)
+            self.trace.note(t, "resize", event.payload["pod"], line)
+            if pod is not None:  # the new limits may end its containers sooner than the replay's step assumed
+                self.window = max(1, min(self.window, self._shortest_life(self.plans[pod.metadata.uid], pod)))
+            return pod is not None
         if event.kind == "pullImage":
             image = event.payload
             self.store.add_image(image["name"], image["size"], self.clock.now(), pinned=image["pinned"], inodes=image["inodes"])
@@ -143,6 +150,7 @@ class ClusterSide:
             status = self.kubelet.pod_status(pod)
             if status is not None and not models_equal(status, stored.status):
                 stored.status = api.deep_copy(status)
+                changed |= self.statuses_back  # the API source's watch delivers it: HandlePodReconcile
                 self.events.status_written(stored, t)
                 if status.phase == "Failed":
                     self._maybe_recreate(stored, t)

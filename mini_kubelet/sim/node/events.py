@@ -19,6 +19,7 @@ from ...scheduler import tolerations_tolerate_taint
 from ...kuberuntime.kuberuntime_container_linux import generate_linux_container_resources
 from ..lifecycle.timeline import print_pod
 from .trace import aggregate_events
+from ..resize import ResizeWatch
 
 # --8<-- [start:constants]
 CONDITION_EVENTS = {  # condition -> (reason when it appears, reason when it clears), both Normal
@@ -47,6 +48,9 @@ class NodeRecorder:
         self.since: dict[str, int] = {}  # condition -> when the eviction manager began reporting it
         self.columns: dict[str, tuple] = {}
         self.containers_seen: set[tuple[str, str]] = set()
+        self.resize = None if replay.resize is None else ResizeWatch(
+            replay.kubelet, lambda uid: replay.plans[uid].name if uid in replay.plans else uid,
+            self.trace.resizes, self.trace.cgroups)
 
     def event(self, t: int, event_type: str, reason: str, obj: str, message: str) -> None:
         self.trace.events.append({"time": t, "type": event_type, "reason": reason, "object": obj, "message": message})
@@ -62,6 +66,8 @@ class NodeRecorder:
         for pod, (kind, reason, message) in kl.pod_workers.events[self.seen_worker_events:]:
             self.event(t, kind, reason, f"pod/{pod.metadata.name if pod is not None else ''}", message)
         self.seen_worker_events = len(kl.pod_workers.events)
+        if self.resize is not None:
+            self.resize.collect_writes()
         for uid, outcome in kl.handlers.rejected.items():
             if uid in self.rejected:
                 continue
@@ -89,6 +95,8 @@ class NodeRecorder:
     def oom_killed(self, plan, c, t: int) -> None:
         spec = next(x for x in plan.plan.pod.spec.containers if x.name == c.name)
         res = generate_linux_container_resources(plan.plan.pod, spec, self.r.sc.capacity["memory"])
+        if self.resize is not None and c.resources is not None:  # resized in place: what its cgroup holds
+            res = c.resources
         self.trace.oom_kills.append({"time": t, "pod": plan.name, "container": c.name, "limit": res.memory_limit_in_bytes,
                                      "oomScoreAdj": res.oom_score_adj, "restartCount": c.restart_count})
         self.trace.note(t, "oomKill", plan.name, f"kernel OOM killer: {plan.name}/{c.name} reached its memory limit "

@@ -31,6 +31,7 @@ from .trace import NodeTrace
 from .usage import (CONTAINER_GC_PERIOD, IMAGE_GC_PERIOD, FoldedTerms, LivePod, container_gc,
                     first_reach, image_gc, image_gc_due, memory_limit, node_summaries, signal_levels)
 from ..eviction.summary import build_summary
+from ..resize import wire_resize
 
 # --8<-- [start:constants]
 EVICTION_MONITORING_PERIOD = 10  # seconds: pkg/kubelet/kubelet.go evictionMonitoringPeriod
@@ -57,6 +58,14 @@ class NodeReplay(ClusterSide):
                                    dedicated_image_fs=scenario.dedicated_image_fs,
                                    summary_after_reclaim=lambda: self._summary(self._active_pods()))
         # --8<-- [end:wiring]
+        self.resize = None  # in-place resize, wired for a scenario with a resize event
+        if any(e.kind == "resize" for e in scenario.events):
+            self.resize = wire_resize(self.kubelet, scenario.node, scenario.capacity["memory"], pod_stats=_LiveStats(self),
+                                      extra_admit=[lambda attrs: self.manager.admit(attrs.pod, attrs.other_pods)])
+        self.writes_seen = 0
+        # the statuses written come back to the kubelet only where it acts on them: a Pod that has ended frees room
+        # for a pending resize (HandlePodReconcile, v1.36); elsewhere the replay is the same without (a test shows it)
+        self.statuses_back = self.resize is not None
         self.events = NodeRecorder(self)
         for image in scenario.images:
             self.store.add_image(image["name"], image["size"], self.clock.now(), pinned=image["pinned"],
@@ -136,10 +145,11 @@ class NodeReplay(ClusterSide):
     def _next_due(self) -> int:
         return max(min([self.next_pass, self.next_container_gc, self.next_image_gc] + self._event_times()), self.now())
 
-    def _shortest_life(self, plan: NodePod) -> int:
-        """The shortest a container instance of this Pod can run: its `run.after`, or the time to its memory limit."""
+    def _shortest_life(self, plan: NodePod, pod=None) -> int:
+        """The shortest a container instance of this Pod can run: its `run.after`, or the time to its memory limit
+        (the limits of `pod`, the Pod as resized, if given)."""
         lives = [b["after"] for b in plan.run.values()]
-        for c in plan.plan.pod.spec.containers:
+        for c in (pod or plan.plan.pod).spec.containers:
             limit, series = memory_limit(c), plan.plan.containers.get(c.name, {}).get("memory")
             reach = first_reach(series, limit) if limit is not None and series is not None else None
             if reach is not None:
@@ -209,11 +219,24 @@ class NodeReplay(ClusterSide):
             self.events.container_started(plan, c, start)
             self._schedule_end(cid, plan, c.name, start)
         self.started.clear()
+        if self.resize is not None and len(runtime.cgroup_writes) != self.writes_seen:  # a new memory.max, maybe
+            self.writes_seen = len(runtime.cgroup_writes)
+            for uid, live in self.live.items():
+                for name, (start, cid) in live.instances.items():
+                    c = runtime.containers.get(cid)
+                    if c is not None and c.state == "running":
+                        self._schedule_end(cid, self.plans[uid], name, start)
 
     def _schedule_end(self, cid: str, plan: NodePod, name: str, start: int) -> None:
-        """When this instance ends: at its memory limit (the kernel's OOM kill), or after its `run.after`."""
+        """When this instance ends: at its memory limit (the kernel's OOM kill), or after its `run.after`.
+
+        After an in-place resize the limit is what the container's cgroup holds now (its memory.max), not the spec's.
+        """
         spec = next(c for c in plan.plan.pod.spec.containers if c.name == name)
         limit, series = memory_limit(spec), plan.plan.containers.get(name, {}).get("memory")
+        held = self.kubelet.runtime.containers.get(cid) if self.resize is not None else None
+        if held is not None and held.resources is not None:
+            limit = held.resources.memory_limit_in_bytes or None
         reach = first_reach(series, limit) if limit is not None and series is not None else None
         ends = [(start + max(reach, 0), None)] if reach is not None else []
         if name in plan.run:
@@ -221,6 +244,8 @@ class NodeReplay(ClusterSide):
         if ends:
             end, code = min(ends, key=lambda e: (e[0], e[1] is not None))
             self.ends[cid] = (max(end, self.now()), code)
+        else:  # a raised limit, or a usage that no longer reaches it: no end planned before now holds
+            self.ends.pop(cid, None)
 
     def _end_container(self, cid: str, code: Optional[int], t: int) -> None:
         """The process ends: the kernel OOM-kills it at its limit (exit 137, no kubelet event), or it exits."""
@@ -484,6 +509,20 @@ class NodeReplay(ClusterSide):
         if result is not None:
             self.events.image_gc(t, *result)
 
+
+
+class _LiveStats:
+    """Each Pod's stats as the Summary reports them now, by UID: what the kubelet reads before lowering a memory limit.
+
+    Upstream: pkg/kubelet/kubelet.go Kubelet.PodCPUAndMemoryStats (the runtime manager's runtimeHelper)
+    """
+
+    def __init__(self, replay: NodeReplay):
+        self.replay = replay
+
+    def get(self, uid: str):
+        replay = self.replay
+        return next((p for p in replay._summary(replay._active_pods()).pods if p.pod_ref.uid == uid), None)
 
 
 class _OnFirstRead:

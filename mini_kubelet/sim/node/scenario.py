@@ -24,6 +24,7 @@ from .. import fields
 from ..eviction import scenario as ev
 from ..lifecycle.scenario import read_pod_doc
 from ..reader import Reader
+from ..resize import read_resize, read_resize_expect
 from ..series import Series, format_duration
 from ..settings import KUBELET_KEYS, kubelet_settings
 
@@ -71,7 +72,7 @@ class NodePod:
 
 @dataclass
 class NodeEvent:
-    """Something that happens at a time: a Pod arrives or is deleted, usage changes, an image is pulled."""
+    """Something that happens at a time: a Pod arrives, is deleted or resized, usage changes, an image is pulled."""
 
     at: int
     kind: str  # one of EVENT_KINDS
@@ -150,10 +151,13 @@ def load_node_scenario(doc: Any, where: str, base: Path, name: str) -> NodeScena
     ev._check_unique_pods(r, [p.plan for p in pods + added])
     ev._check_set_targets(r, [ev.Event(e.at, "set", e.payload, e.path) for e in events if e.kind == "set"],
                           [p.plan for p in pods + added])
-    names = {p.name for p in pods + added}
+    named = {p.name: p for p in pods + added}
     for e in events:
-        if e.kind == "deletePod" and e.payload["pod"] not in names:
-            r.fail(f"{e.path}.deletePod.pod", f"no pod named {e.payload['pod']!r} in pods: or addPod events")
+        if e.kind in ("deletePod", "resize") and e.payload["pod"] not in named:
+            r.fail(f"{e.path}.{e.kind}.pod", f"no pod named {e.payload['pod']!r} in pods: or addPod events")
+        if e.kind == "resize":
+            plan = named[e.payload["pod"]]
+            e.payload = read_resize(r, e.payload, f"{e.path}.resize", plan.plan.pod, plan.source, NODE)
     scenario = NodeScenario(name, where, str(doc.get("description") or "").strip(), duration, node, node_name, capacity,
                             node_usage, config, pods_limit, "imagefs" in capacity, kubelet, images, pods,
                             sorted(events, key=lambda e: e.at), None)
@@ -315,6 +319,10 @@ def _event(r: Reader, raw: Any, path: str, node_name: str, duration: int) -> Nod
         grace = payload.get("gracePeriod")
         if grace is not None and (not isinstance(grace, int) or isinstance(grace, bool) or grace < 0):
             r.fail(f"{where}.gracePeriod", f"expected whole seconds (0 or more), got {grace!r}")
+    elif kind == "resize":
+        payload = dict(r.mapping(entry[kind], where, fields.names(NODE, "events[].resize")))
+        if not isinstance(payload.get("pod"), str):
+            r.fail(f"{where}.pod", "required: the name of a pod")
     elif kind == "pullImage":
         payload = ev._image(r, r.mapping(entry[kind], where, fields.names(NODE, "events[].pullImage")), where)
     else:
@@ -328,6 +336,10 @@ def _expect(r: Reader, raw: Any, scenario: NodeScenario) -> dict:
     for key, entries in r.expect_lists(raw, EXPECT_KEYS, allowed):
         items = checked[key] = []
         for where, item in entries:
+            if key in ("resizes", "cgroups"):
+                read_resize_expect(r, key, where, item)
+                items.append(item)
+                continue
             for time_key in ("at", "from", "to"):
                 if item.get(time_key) is not None:
                     item[time_key] = r.duration(item[time_key], f"{where}.{time_key}")

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from .scenario import NodeScenario
+from ..resize import check_resize_expect
 
 
 @dataclass
@@ -30,6 +31,8 @@ class NodeTrace:
     watch: list[dict] = field(default_factory=list)  # each change of a Pod's kubectl columns
     pods: list[dict] = field(default_factory=list)  # kubectl get pods at the end
     kubectl_events: list[dict] = field(default_factory=list)  # the events folded as kubectl get events lists them
+    resizes: list[dict] = field(default_factory=list)  # {"time", "pod", "type", "status": True|removed, "reason", "message"}
+    cgroups: list[dict] = field(default_factory=list)  # {"time", "cgroup", "file", "old", "new"}: each resize write
     passes: int = 0
     kubelet_steps: int = 0
 
@@ -127,7 +130,8 @@ def check_node_expect(trace: NodeTrace) -> tuple[int, list[str]]:
             failures.append(f"pods[{i}]: no pod {item['pod']!r} at the end")
         elif not match(item, {**row, "pod": row["name"]}, ("status", "restarts", "phase", "ready", "reason")):
             failures.append(f"pods[{i}]: expected {_show(item)}, got {_show({k: row.get(k) for k in item if k != 'pod'})}")
-    return checked, failures
+    more, found = check_resize_expect(expect, trace.resizes, trace.cgroups)
+    return checked + more, failures + found
 
 
 def _show(item: dict[str, Any]) -> str:
