@@ -38,6 +38,7 @@ import sys
 import tempfile
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
+from html import escape
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
@@ -228,18 +229,33 @@ def release_tabs(command: str, expected_exit: str) -> str:
             + f'\n\n??? note "The lines that differ (- v{COMPARED[0]}, + v{COMPARED[1]})"\n\n    ```diff\n{summary}\n    ```')
 
 
-def plot_command(scenario: str, target: Path) -> str:
-    return f"mini-kubelet run {scenario} --plot {target}"
+NARROW_PLOT = 4  # inches: the width a phone's column is shown a scenario plot at (mini_kubelet/sim/figure.py)
+PHONE = "(max-width: 44.984375em)"  # where Material lays a page out for a phone
+
+
+def plot_command(scenario: str, target: Path, narrow: bool = False) -> str:
+    return f"mini-kubelet run {scenario} --plot {target}" + (f" --plot-width {NARROW_PLOT}" if narrow else "")
+
+
+def plot_targets(scenario: str, plots: Path) -> dict[str, Path]:
+    """The two drawings of a scenario's plot, by the key the build runs each under: for a laptop, and for a phone."""
+    stem = Path(scenario).stem
+    return {scenario: plots / f"{stem}.png", f"{scenario} narrow": plots / f"{stem}-narrow.png"}
 
 
 def plot_figure(scenario: str, page) -> str:
-    """The figure `mini-kubelet run --plot` drew for a scenario, as HTML pointing at the site's copy."""
+    """The figure `mini-kubelet run --plot` drew for a scenario, as HTML pointing at the site's copies: on a phone the
+    one drawn for its width, a tap away from the full-size one; under it, the command that drew what the reader sees."""
     name = Path(scenario).stem + ".png"
     src = "../" * page.file.url.count("/") + f"{PLOTS}/{name}"
+    narrow = src.replace(".png", "-narrow.png")
     alt = (f"The replay of {scenario}: the signals in play against their thresholds over time, pressure conditions "
            "shaded, each eviction and rejected admission marked")
-    return (f'<figure class="scenario-plot"><a href="{src}"><img src="{src}" alt="{alt}"></a><figcaption><code>'
-            f'mini-kubelet run {scenario} --plot {name}</code>, drawn when this site was built</figcaption></figure>')
+    commands = "".join(f'<code class="{kind}">{plot_command(scenario, Path(name), kind == "narrow")}</code>'
+                       for kind in ("wide", "narrow"))
+    return (f'<figure class="scenario-plot"><a href="{src}"><picture><source media="{PHONE}" srcset="{narrow}">'
+            f'<img src="{src}" alt="{alt}"></picture></a><figcaption>Drawn when this site was built, by '
+            f'{commands}</figcaption></figure>')
 
 
 def scenario_fields(kind: str) -> str:
@@ -323,8 +339,9 @@ def _prepare(files, config):
             for release in COMPARED:
                 commands[release_command(match.group(2), release)] = release_command(match.group(2), release)
         for match in PLOT_MARKER.finditer(text):
-            figures[match.group(1)] = target = plots / (Path(match.group(1)).stem + ".png")
-            commands[match.group(1)] = plot_command(match.group(1), target)
+            for key, target in plot_targets(match.group(1), plots).items():
+                figures[key] = target
+                commands[key] = plot_command(match.group(1), target, key != match.group(1))
         return text
 
     for file in files.documentation_pages():
@@ -408,8 +425,8 @@ def on_build_error(error):
 
 def _remove_stale(*current: Path) -> None:
     """Drop what earlier digests left in the cache beside each current entry."""
-    for keep in current:
-        for other in keep.parent.iterdir():
+    for keep in current:  # the batch may still be writing its first entry (its folder) as the build ends
+        for other in keep.parent.iterdir() if keep.parent.is_dir() else ():
             if other != keep:  # a build running beside this one (the site and the offline folder) may drop it first
                 shutil.rmtree(other, ignore_errors=True) if other.is_dir() else other.unlink(missing_ok=True)
 
@@ -471,7 +488,24 @@ def lab_links(config, name: str) -> dict[str, str]:
     return links
 
 
+CARDS = re.compile(r'<div class="cards">.*?</div>', re.S)
+
+
+def card_labels(html: str) -> str:
+    """Each cell of a table in a `<div class="cards" markdown>` block labelled with its column's heading: on a phone
+    each row is a card (course.css), its cells one under the other, each with its heading."""
+    def label(block: re.Match) -> str:
+        heads = [escape(re.sub(r"<[^>]+>", "", head).strip()) for head in re.findall(r"<th[^>]*>(.*?)</th>", block[0], re.S)]
+
+        def row(tr: re.Match) -> str:
+            names = iter(heads)
+            return re.sub(r"<td(?=[\s>])", lambda td: f'<td data-label="{next(names, "")}"', tr[0])
+        return re.sub(r"<tr>.*?</tr>", row, block[0], flags=re.S)
+    return CARDS.sub(label, html)
+
+
 def on_page_content(html, page, config, files):
+    html = card_labels(html)
     name = _lab_name(page)
     if name is None:
         return html

@@ -160,6 +160,14 @@ def browser():
         browser.close()
 
 
+# Material draws each diagram into a closed shadow root; opened, it lets a test measure the drawing (its labels' size),
+# and nothing else about the page changes.
+OPEN_SHADOW_ROOTS = """(() => {
+  const attach = Element.prototype.attachShadow;
+  Element.prototype.attachShadow = function (init) { return attach.call(this, {...init, mode: "open"}); };
+})()"""
+
+
 class SitePages:
     """Pages that may reach only the site, one kept for each path asked for, each in a browser context of its
     own; what they tried to reach outside the site and their console errors are kept until `check`."""
@@ -182,6 +190,7 @@ class SitePages:
             # Only what is outside the site is routed to this process: a pattern the browser matches itself, where
             # "**/*" would bring every request of every page here and back.
             context.route(re.compile(f"^(?!{re.escape(self.base)}/)"), self.block)
+            context.add_init_script(OPEN_SHADOW_ROOTS)
             page = self.kept[path] = context.new_page()
             page.on("console", lambda message: message.type == "error" and self.errors.append(message.text))
             page.on("pageerror", lambda error: self.errors.append(str(error)))

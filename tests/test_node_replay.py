@@ -313,12 +313,6 @@ def test_the_plot_draws_the_signal_in_play_against_its_thresholds(name, soft):
     assert [(style, value) for _, value, style in panels[0]["lines"]] == [("hard", 100 * Mi), ("soft", soft)]
     assert any(value < soft for _, value in panels[0]["points"])
 
-def test_plot_marks_kills_evictions_and_rejections(tmp_path, capsys):
-    out = tmp_path / "node.png"
-    assert main(["run", str(SCENARIOS / "node-guaranteed-oom.yaml"), "--plot", str(out)]) == 0
-    assert out.read_bytes().startswith(b"\x89PNG")
-
-
 def test_a_wrong_expectation_exits_1(tmp_path, capsys):
     doc = yaml.safe_load((SCENARIOS / "node-guaranteed-oom.yaml").read_text())
     doc["expect"]["evictions"][0]["pod"] = "db"

@@ -198,27 +198,6 @@ def test_a_lab_that_raises_fails_the_build(tmp_path):
     assert not list((tmp_path / ".cache" / "lab-pages").glob("*.ipynb"))  # a failed lab is never cached
 
 
-def test_scenario_plots_are_drawn_at_build_time(page):
-    page.goto(page.base + "/chapter-4/scenarios/")
-    figures = page.locator("figure.scenario-plot img")
-    assert figures.count() >= 3
-    for index in range(figures.count()):
-        figures.nth(index).scroll_into_view_if_needed()
-        assert figures.nth(index).evaluate("img => img.complete && img.naturalWidth > 600")
-
-
-def test_scenario_plots_link_their_full_size_image_and_are_not_white_in_dark_mode(load_page):
-    page = load_page("/chapter-4/scenarios/", scheme="dark")
-    figures = page.locator("figure.scenario-plot")
-    assert figures.count() >= 3
-    for index in range(figures.count()):
-        link = figures.nth(index).locator("a:has(img)")
-        img = link.locator("img")
-        assert link.evaluate("a => a.href") == img.evaluate("img => img.src")
-        assert urlopen(link.evaluate("a => a.href")).read(8) == b"\x89PNG\r\n\x1a\n"
-        assert "invert" in img.evaluate("img => getComputedStyle(img).filter")
-
-
 def test_lab_04_table_of_contents_has_no_empty_entry(page):
     page.goto(page.base + "/labs/04-eviction/")
     entries = page.locator("nav.md-nav--secondary a.md-nav__link").evaluate_all(

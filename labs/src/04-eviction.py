@@ -612,20 +612,22 @@ timeline = sim.run_scenario(scenario)
 
 minutes = [step.time / 60 for step in timeline.steps]
 available = [step.observations["memory.available"]["available"] / MI for step in timeline.steps]
-figure, axes = plt.subplots(figsize=(11, 5))
-axes.step(minutes, available, where="post", color="tab:blue", label="memory.available (MiB), one point per pass")
-axes.plot(minutes, available, ".", color="tab:blue", markersize=3)
-axes.axhline(1024, color="tab:orange", linestyle="--", label="soft threshold 1Gi (grace 2m)")
-axes.axhline(300, color="tab:red", linestyle="--", label="hard threshold 300Mi")
+plt.rcParams["font.size"] = 12  # text that reads where the page shrinks the plot to its column
+figure, axes = plt.subplots(figsize=(8, 6), layout="constrained")
+# Colours told apart with any colour vision (Okabe and Ito); the hard threshold solid, the soft one dashed.
+axes.step(minutes, available, where="post", color="#0072B2", label="memory.available (MiB), one point per pass")
+axes.plot(minutes, available, ".", color="#0072B2", markersize=3)
+axes.axhline(1024, color="#E69F00", linestyle="--", linewidth=2, label="soft threshold 1Gi (grace 2m)")
+axes.axhline(300, color="#D55E00", linestyle="-", linewidth=2, label="hard threshold 300Mi")
 for interval in timeline.condition_intervals():
     end = interval["to"] if interval["to"] is not None else timeline.steps[-1].time
-    axes.axvspan(interval["from"] / 60, end / 60, color="tab:orange", alpha=0.12,
+    axes.axvspan(interval["from"] / 60, end / 60, color="#F0E442", alpha=0.3, linewidth=0,
                  label=f"{interval['type']} reported")
 for eviction in timeline.evictions:
     axes.axvline(eviction.time / 60, color="black", linewidth=1)
     axes.annotate("an eviction", xy=(eviction.time / 60, 1900), xytext=(0.3, 2450), arrowprops={"arrowstyle": "->"})
 for admission in timeline.admissions:
-    axes.plot(admission.time / 60, 1500, "o", color="purple", markersize=10)
+    axes.plot(admission.time / 60, 1500, "o", color="#CC79A7", markeredgecolor="black", markersize=10)
     axes.annotate(f"{admission.pod.split('/')[1]} created", xy=(admission.time / 60, 1500),
                   xytext=(admission.time / 60 + 0.2, 1600))
 axes.set(title="A node under memory pressure, one synchronize pass every 10 s", xlabel="time (minutes)",
@@ -635,8 +637,7 @@ axes.xaxis.set_minor_locator(plt.MultipleLocator(0.5))
 axes.yaxis.set_major_locator(plt.MultipleLocator(500))
 axes.yaxis.set_minor_locator(plt.MultipleLocator(100))
 axes.grid(which="both", alpha=0.3)
-axes.legend(loc="lower right")
-figure.tight_layout()
+figure.legend(loc="outside lower left", ncols=2, frameon=False)  # under the plot, off the data
 plt.show()
 
 # %% [markdown]

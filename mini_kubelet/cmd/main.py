@@ -156,6 +156,8 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("scenario", metavar="SCENARIO.yaml", help="a scenario file (see examples/scenarios/; - reads standard input)")
     run.add_argument("--plot", metavar="OUT.png", help="also draw the signals against their thresholds, or each "
                      "container's state over time (PNG or SVG)")
+    run.add_argument("--plot-width", type=float, default=7.5, metavar="INCHES",
+                     help="the plot's width (default 7.5; about 4 for a phone's screen, which gets the same text size)")
     _output(run)
     _profile(run)
     run.set_defaults(command="run")

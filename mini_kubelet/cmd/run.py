@@ -1,6 +1,6 @@
 """`mini-kubelet run`: replay a scenario on a virtual clock and print its timeline.
 
-`mini-kubelet run SCENARIO.yaml [--plot out.png] [--output text|json]` replays the scenario (the format
+`mini-kubelet run SCENARIO.yaml [--plot out.png [--plot-width INCHES]] [--output text|json]` replays the scenario (the format
 is described in mini_kubelet/sim/__init__.py). A lifecycle scenario (`replay: lifecycle`, chapter 1) prints
 what `kubectl get pods -w` and `kubectl describe pod` would show; its JSON, "mini-kubelet.lifecycle/v1", is
 described in mini_kubelet/cmd/run_lifecycle_report.py. A one-node scenario (`replay: node`, chapter 5) prints
@@ -71,6 +71,8 @@ def run(args: argparse.Namespace) -> int:
     """
     if args.plot:
         _check_plot_path(args.plot)
+    if not 3 <= args.plot_width <= 40:
+        raise api.UsageError(f"--plot-width: {args.plot_width:g}: expected inches from 3 to 40")
     from mini_kubelet.sim.check import check_fields
     from mini_kubelet.sim.reader import read_scenario
 
@@ -200,7 +202,7 @@ def _report(args: argparse.Namespace, result, report, plot, check_expect) -> int
         print(report.render_text(result))
     if args.plot:
         try:
-            plot(result, args.plot)
+            plot(result, args.plot, args.plot_width)
         except OSError as err:  # the directory changed while the replay ran
             raise api.UsageError(f"--plot: {args.plot}: cannot write ({err.strerror or err})") from None
     if result.scenario.expect is None or not check_expect(result)[1]:

@@ -114,7 +114,7 @@ def render_json(trace: NodeTrace, profile: Optional[dict] = None) -> str:
     return json.dumps(with_profile(as_json(trace), profile), indent=1, sort_keys=False)
 
 
-def plot_node(trace: NodeTrace, path) -> None:
+def plot_node(trace: NodeTrace, path, width: float) -> None:
     """The signals in play against their thresholds, conditions shaded, kills, evictions and rejections marked."""
     from mini_kubelet.sim.node.plot import plot_node as draw
-    draw(trace, path)
+    draw(trace, path, width)

@@ -12,6 +12,8 @@ from typing import Union
 from ...eviction import signals
 from ...eviction.api import SIGNAL_ALLOCATABLE_MEMORY_AVAILABLE, SIGNAL_MEMORY_AVAILABLE, get_threshold_quantity
 from .trace import NodeTrace
+from .. import figure
+from ..figure import COLOURS, LINES, MARKERS
 from ..series import format_duration
 from ..eviction.timeline import threshold_text, value_text
 
@@ -26,21 +28,20 @@ def _capacity(trace: NodeTrace, signal: str) -> int:
 
 # --8<-- [start:node_panels]
 def node_panels(trace: NodeTrace) -> list[dict]:
-    """The panels to draw: each plotted signal whose threshold was met or that an eviction names, else memory alone.
+    """The panels to draw: each plotted signal whose threshold was met or that an eviction names, else the first that
+    moved, else memory.
 
     Each panel: {"signal", "points": [(time, available)], "lines": [(label, value, style)], "condition"}, with
     style "hard", "soft" or "reclaim" (the threshold plus its minimum reclaim). Upstream: none (a course tool)
     """
     thresholds = [t for t in trace.scenario.config.thresholds if PANEL_OF.get(t.signal, t.signal) in COLUMNS]
-    panels = []
+    panels, pressured = [], []
     for signal, column in COLUMNS.items():
         capacity = _capacity(trace, signal)
         own = [t for t in thresholds if PANEL_OF.get(t.signal, t.signal) == signal]
         points = [(row[0], row[column]) for row in trace.signals if row[column] is not None]
         met = any(any(t.signal == signal and value < get_threshold_quantity(t.value, capacity) for t in own)
                   for _, value in points)
-        if not (met or any(PANEL_OF.get(e["signal"], e["signal"]) == signal for e in trace.evictions)):
-            continue
         lines = []
         for t in (t for t in own if t.signal == signal):
             value = int(get_threshold_quantity(t.value, capacity))
@@ -52,10 +53,10 @@ def node_panels(trace: NodeTrace) -> list[dict]:
                               value + int(get_threshold_quantity(t.min_reclaim, capacity)), "reclaim"))
         panels.append({"signal": signal, "points": points, "lines": lines,
                        "condition": signals.SIGNAL_TO_NODE_CONDITION.get(signal)})
-    if not panels:
-        panels.append({"signal": SIGNAL_MEMORY_AVAILABLE, "condition": signals.MEMORY_PRESSURE, "lines": [],
-                       "points": [(row[0], row[1]) for row in trace.signals if row[1] is not None]})
-    return panels
+        if met or any(PANEL_OF.get(e["signal"], e["signal"]) == signal for e in trace.evictions):
+            pressured.append(panels[-1])
+    moved = [p for p in panels if len({v for _, v in p["points"]}) > 1]
+    return pressured or moved[:1] or panels[:1]
 # --8<-- [end:node_panels]
 
 
@@ -65,52 +66,60 @@ def eviction_panel(eviction: dict, shown: list[str]) -> str:
     return signal if signal in shown else shown[0]
 
 
-STYLES = {"hard": ("#c0392b", "-", 1.6), "soft": ("#e67e22", "--", 1.6), "reclaim": ("#7f8c8d", ":", 1.2)}
-
-
-def plot_node(trace: NodeTrace, path: Union[str, Path]) -> None:
-    """Draw node_panels: the signal every pass, its threshold lines, its condition shaded, kills, evictions, rejections.
+def draw_node(trace: NodeTrace, width: float = figure.WIDE):
+    """The figure plot_node saves: node_panels, each signal's threshold lines, its condition shaded, and the kernel's
+    OOM kills, the evictions and the rejections marked.
 
     Upstream: none (a course tool)
     """
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import FuncFormatter
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
 
     sc = trace.scenario
     panels = node_panels(trace)
     shown = [p["signal"] for p in panels]
     scale, unit = (3600, "h") if sc.duration > 3 * 3600 else (60, "min")
-    fig, axes = plt.subplots(len(panels), 1, figsize=(11, 3.2 * len(panels) + 0.9), sharex=True, squeeze=False)
-    for ax, panel in zip(axes[:, 0], panels):
-        signal = panel["signal"]
-        ax.plot([t / scale for t, _ in panel["points"]], [v / 2**30 for _, v in panel["points"]], color="#1f5f8b",
-                lw=1.2, label=f"{signal} (observed every pass)")
-        for label, value, style in panel["lines"]:
-            colour, dash, width = STYLES[style]
-            ax.axhline(value / 2**30, color=colour, ls=dash, lw=width, label=label)
-        for i, c in enumerate(c for c in trace.conditions if c["type"] == panel["condition"]):
-            stop = c["to"] if c["to"] is not None else sc.duration
-            ax.axvspan(c["from"] / scale, stop / scale, color="#f2c14e", alpha=0.25, lw=0,
-                       label=f"{c['type']} reported" if i == 0 else None)
-        marks = [(trace.evictions, "#8e44ad", "X", "eviction", lambda e: eviction_panel(e, shown) == signal),
-                 (trace.oom_kills, "#b03a2e", None, "OOM kill (kernel)", lambda _: signal == SIGNAL_MEMORY_AVAILABLE),
-                 (trace.rejections, "#34495e", "v", "rejection", lambda r: f"[{panel['condition']}]" in r["message"])]
-        for items, colour, marker, name, here in marks:
-            for i, m in enumerate(m for m in items if here(m)):
-                ax.axvline(m["time"] / scale, color=colour, lw=1.0, alpha=0.8, label=name if i == 0 else None)
-                if marker:  # at the signal's value for an eviction, on the axis for a rejection (as chapter 4 draws them)
-                    y = next((v for t, v in panel["points"] if t >= m["time"]), 0) / 2**30 if marker == "X" else 0
-                    ax.plot([m["time"] / scale], [y], marker=marker, ms=8, color=colour, clip_on=False, zorder=5)
-        ax.set_ylim(0, _capacity(trace, signal) / 2**30 * 1.05)
-        ax.set_ylabel(f"{signal} (GiB)")
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
-    bottom = axes[-1, 0]
-    bottom.set_xlabel(f"time since the start ({unit})")
-    bottom.set_xlim(0, sc.duration / scale)
-    bottom.xaxis.set_major_formatter(FuncFormatter(lambda v, _: format_duration(int(v * scale))))
-    fig.suptitle(f"{sc.name}: signals against thresholds", fontsize=12, x=0.02, ha="left")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
+    with figure.style():
+        fig, axes = figure.panels(len(panels), width, 2.7)
+        for ax, panel in zip(axes[:, 0], panels):
+            signal = panel["signal"]
+            ax.plot([t / scale for t, _ in panel["points"]], [v / 2**30 for _, v in panel["points"]],
+                    color=COLOURS["signal"], lw=1.4, label=f"{signal} (observed every pass)")
+            for label, value, style in panel["lines"]:
+                ax.axhline(value / 2**30, color=COLOURS[style], ls=LINES[style], lw=1.8 if style != "reclaim" else 1.3,
+                           label=label)
+            for i, c in enumerate(c for c in trace.conditions if c["type"] == panel["condition"]):
+                stop = c["to"] if c["to"] is not None else sc.duration
+                ax.axvspan(c["from"] / scale, stop / scale, color=COLOURS["pressure"], alpha=0.3, lw=0,
+                           label=f"{c['type']} reported" if i == 0 else None)
+            marks = [(trace.evictions, "eviction", "eviction", lambda e: eviction_panel(e, shown) == signal),
+                     (trace.oom_kills, "oom", "OOM kill (kernel)", lambda _: signal == SIGNAL_MEMORY_AVAILABLE),
+                     (trace.rejections, "rejection", "rejected admission",
+                      lambda r: f"[{panel['condition']}]" in r["message"])]
+            for items, kind, name, here in marks:
+                for i, m in enumerate(m for m in items if here(m)):
+                    x = m["time"] / scale
+                    ax.axvline(x, color=COLOURS[kind], ls=LINES[kind], lw=1.1, alpha=0.85)
+                    # At the signal's value after it for an eviction or a kill, on the axis for a rejection.
+                    y = 0 if kind == "rejection" else next((v for t, v in panel["points"] if t >= m["time"]), 0) / 2**30
+                    ax.plot([x], [y], marker=MARKERS[kind], ms=11 if kind == "oom" else 9, color=COLOURS[kind],
+                            mec="black" if kind != "oom" else "white", mew=0.6, ls=LINES[kind], clip_on=False,
+                            zorder=5, label=name if i == 0 else None)
+            ax.set_ylim(0, _capacity(trace, signal) / 2**30 * 1.05)
+            ax.set_ylabel(f"{signal} (GiB)")
+            ax.grid(True, alpha=0.3)
+        bottom = axes[-1, 0]
+        bottom.set_xlabel(f"time since the start ({unit})")
+        bottom.set_xlim(0, sc.duration / scale)
+        bottom.xaxis.set_major_locator(MaxNLocator(nbins=max(int(width * 1.2), 3), steps=[1, 2, 2.5, 5, 10]))
+        bottom.xaxis.set_major_formatter(FuncFormatter(lambda v, _: format_duration(int(v * scale))))
+        fig.suptitle(f"{sc.name}: signals against thresholds", x=0.02, ha="left", wrap=True)
+        figure.finish(fig, width, [])
+    return fig
+
+
+def plot_node(trace: NodeTrace, path: Union[str, Path], width: float = figure.WIDE) -> None:
+    """Draw node_panels: the signal every pass, its threshold lines, its condition shaded, kills, evictions, rejections.
+
+    Upstream: none (a course tool)
+    """
+    figure.save(draw_node(trace, width), path)
