@@ -271,18 +271,21 @@ def _wrap_command(command: str, width: int = 80) -> str:
     return "\n".join(lines)
 
 
+def for_edition(markdown: str, solutions: bool) -> str:
+    """A page as the edition shows it: each edition block's part for it; in the learner edition, no link to the notes."""
+    markdown = EDITION_BLOCK.sub(lambda m: m.group(1) if solutions else m.group(2) or "", markdown)
+    return markdown if solutions else _outside_code(markdown, lambda text: INSTRUCTOR_LINK.sub(r"\1", text))
+
+
 def on_page_markdown(markdown, page, config, files):
     repo, tag = config["extra"]["upstream_repo"], config["extra"]["upstream_tag"]
     repo_url = (config["repo_url"] or "").rstrip("/")
     # Variables apply everywhere, code blocks included (the clone command is in one).
     for name, value in (("repo_url", repo_url), ("upstream_tag", tag), ("repo_dir", repo_url.rsplit("/", 1)[-1])):
         markdown = markdown.replace("{{ %s }}" % name, value)
-    solutions = lab_solutions(config)
-    markdown = EDITION_BLOCK.sub(lambda m: m.group(1) if solutions else m.group(2) or "", markdown)
+    markdown = for_edition(markdown, lab_solutions(config))
 
     def transform(text: str) -> str:
-        if not solutions:
-            text = INSTRUCTOR_LINK.sub(r"\1", text)
         text = UPSTREAM_REF.sub(lambda m: upstream_link(m.group(1), repo, tag), text)
         text = PLOT_MARKER.sub(lambda m: plot_figure(m.group(1), page), text)
         text = FIELDS_MARKER.sub(lambda m: scenario_fields(m.group(1)), text)
