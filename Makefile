@@ -49,8 +49,7 @@ test-upstream: $(STAMP)  ## Against upstream's Go: the differential tests (2000 
 USER_ID ?= $(shell id -u)
 
 lab: $(STAMP)  ## JupyterLab on the lab notebooks in labs/ (their solutions, labs/src/, not in its file browser)
-	$(BIN)/jupyter lab --notebook-dir=labs --config=tools/jupyter_lab_config.py \
-	  --KernelManager.transport_encryption=auto$(if $(filter 0,$(USER_ID)), --allow-root)
+	$(BIN)/jupyter lab$(if $(filter 0,$(USER_ID)), --allow-root) --notebook-dir=labs --KernelManager.transport_encryption=auto --ContentsManager.hide_globs=src
 
 labs: $(STAMP)  ## Regenerate the learner notebooks in labs/ from labs/src/
 	$(BIN)/mini-kubelet labs build

@@ -112,7 +112,7 @@ def make_lab(*assignments: str) -> list[str]:
     recipe = subprocess.run(["make", "--no-print-directory", "-n", "-o", ".venv/.installed", "lab",
                              f"BIN={Path(sys.executable).parent}", *assignments],
                             cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    return shlex.split(recipe.replace("\\\n", " "))
+    return shlex.split(recipe)
 
 
 def test_make_lab_allows_root_exactly_when_run_as_root():

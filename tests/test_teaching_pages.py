@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from hooks.course import EDITION_BLOCK, INSTRUCTOR, for_edition, nav_files
+from hooks.course import EDITION_BLOCK, for_edition, lab_links, nav_files
 from tools.check_upstream import CLONE
 
 from .conftest import DOCS, LABS, ROOT, mkdocs_config
@@ -129,9 +129,20 @@ def test_every_edition_block_is_closed(page):
     assert len(EDITION_BLOCK.findall(text)) == text.count("<!-- solutions edition -->")
 
 
-def test_the_learner_edition_needs_no_instructor_page():
-    """No page the learner edition keeps links an instructor page, once its edition blocks are read for learners."""
-    for page in PAGES:
-        if not page.relative_to(DOCS).as_posix().startswith(INSTRUCTOR):
-            assert INSTRUCTOR + "" not in re.sub(r"`[^`]*`", "", for_edition(page.read_text(), False)).replace(
-                "instructor/` ", ""), page
+@pytest.mark.site
+def test_the_learner_editions_site_has_no_instructor_note_and_no_solutions_claim(kit):
+    """The offline folder's site is the learner edition (conftest.py's kit): a full build of it, read here."""
+    site = kit / "site"
+    assert not (site / "instructor").exists()
+    pages = {page.relative_to(site).as_posix(): page.read_text(encoding="utf-8") for page in site.rglob("*.html")}
+    assert len(pages) > 50
+    assert [name for name, html in pages.items() if re.search(r'href="[^"]*instructor/', html)] == []
+    assert "Every lab is on this site as you get it" in pages["setup.html"]
+    assert [name for name, html in pages.items() if "with its solutions and outputs" in html] == []
+    assert "leaves out the instructor notes" in pages["teaching.html"]
+    labs = [name for name in pages if name.startswith("labs/")]
+    assert len(labs) == len(LAB_SOURCES)
+    learner = {**mkdocs_config(), "extra": {"lab_solutions": False}}
+    for source in LAB_SOURCES:
+        html = pages[f"labs/{source.stem}.html"]
+        assert "labs/src/" not in html and f'href="{lab_links(learner, source.name)["edit"]}"' in html  # the notebook
