@@ -195,7 +195,8 @@ def test_a_lab_that_raises_fails_the_build(tmp_path):
     plugins = [p for p in config["plugins"] if p == "search" or (isinstance(p, dict) and "mkdocs-jupyter" in p)]
     (tmp_path / "mkdocs.yml").write_text(yaml.safe_dump({
         "site_name": "broken", "hooks": [str(ROOT / "hooks" / "course.py")], "plugins": plugins,
-        "extra": config["extra"], "nav": [{"Home": "index.md"}, {"Lab": "labs/00-broken.py"}]}))
+        "extra": {**config["extra"], "lab_solutions": True},  # the edition that runs the labs, whichever the course's
+        "nav": [{"Home": "index.md"}, {"Lab": "labs/00-broken.py"}]}))
     result = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
         cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
