@@ -366,12 +366,12 @@ def _prepare(files, config):
             commands[match.group(1)] = plot_command(match.group(1), target)
         return text
 
-    for file in files.documentation_pages():
-        if file.src_uri.endswith(".md"):
-            _outside_code(file.content_string, collect)
     if not lab_solutions(config):
         for file in [f for f in files if f.src_uri.startswith(INSTRUCTOR)]:
             files.remove(file)
+    for file in files.documentation_pages():
+        if file.src_uri.endswith(".md"):
+            _outside_code(file.content_string, collect)
     sources = sorted((root / "labs" / "src").glob("*.py"))
     if lab_solutions(config):
         pages = {s: notebooks.solutions_path(s, cache / "lab-pages", digest) for s in sources}
