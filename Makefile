@@ -45,8 +45,11 @@ test-fast: $(STAMP)  ## The tests that need neither a site build nor a browser
 test-upstream: $(STAMP)  ## Against upstream's Go: the differential tests (2000 inputs a function), watch on a real API server
 	DIFFERENTIAL_EXAMPLES=$(or $(EXAMPLES),2000) $(BIN)/python -m pytest -m upstream --dist loadgroup
 
-lab: $(STAMP)  ## JupyterLab on the lab notebooks in labs/
-	$(BIN)/jupyter lab --notebook-dir=labs --KernelManager.transport_encryption=auto
+# JupyterLab refuses to run as root (a container's user, often) unless told it may.
+USER_ID ?= $(shell id -u)
+
+lab: $(STAMP)  ## JupyterLab on the lab notebooks in labs/ (their solutions, labs/src/, not in its file browser)
+	$(BIN)/jupyter lab$(if $(filter 0,$(USER_ID)), --allow-root) --notebook-dir=labs --KernelManager.transport_encryption=auto --ContentsManager.hide_globs=src
 
 labs: $(STAMP)  ## Regenerate the learner notebooks in labs/ from labs/src/
 	$(BIN)/mini-kubelet labs build

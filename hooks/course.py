@@ -22,6 +22,10 @@
   mkdocs-jupyter), and the learner notebook `labs/NN-name.ipynb` is published for download.
   With `extra.lab_solutions: false` (the learner edition) the page shows that notebook instead. Each lab
   page links Codespaces and Binder, except in a site built for reading from disk (the offline plugin).
+- The learner edition leaves out the instructor notes (`instructor/`, which give the answers) and turns links to them
+  into plain text; a page's `<!-- solutions edition -->` ... `<!-- learner edition -->` ... `<!-- end edition -->`
+  keeps the part for the edition being built (the learner part is optional).
+- A malformed `extra.upstream_tag` (not vMAJOR.MINOR.PATCH) fails the build before any page is read.
 """
 
 from __future__ import annotations
@@ -65,6 +69,11 @@ COMPARED = ("1.27", "1.36")  # the reference release and the current one, as a r
 PLOT_MARKER = re.compile(r"^<!-- plot: (examples/scenarios/[\w.-]+\.yaml) -->$", re.M)
 FIELDS_MARKER = re.compile(r"^<!-- fields: (eviction|lifecycle|node) -->$", re.M)
 FENCE = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)
+RELEASE_TAG = re.compile(r"v\d+\.\d+\.\d+")  # what extra.upstream_tag must be: a release, such as v1.27.7
+INSTRUCTOR = "instructor/"  # the instructor notes, left out of the learner edition: they give the answers
+EDITION_BLOCK = re.compile(r"^[ \t]*<!-- solutions edition -->\n(.*?)(?:^[ \t]*<!-- learner edition -->\n(.*?))?"
+                           r"^[ \t]*<!-- end edition -->\n", re.M | re.S)
+INSTRUCTOR_LINK = re.compile(r"\[([^\]]+)\]\((?:\.\./)*" + INSTRUCTOR + r"[^)]*\)")
 
 
 def upstream_link(ref: str, repo: str, tag: str) -> str:
@@ -278,12 +287,19 @@ def _wrap_command(command: str, width: int = 80) -> str:
     return "\n".join(lines)
 
 
+def for_edition(markdown: str, solutions: bool) -> str:
+    """A page as the edition shows it: each edition block's part for it; in the learner edition, no link to the notes."""
+    markdown = EDITION_BLOCK.sub(lambda m: m.group(1) if solutions else m.group(2) or "", markdown)
+    return markdown if solutions else _outside_code(markdown, lambda text: INSTRUCTOR_LINK.sub(r"\1", text))
+
+
 def on_page_markdown(markdown, page, config, files):
     repo, tag = config["extra"]["upstream_repo"], config["extra"]["upstream_tag"]
     repo_url = (config["repo_url"] or "").rstrip("/")
     # Variables apply everywhere, code blocks included (the clone command is in one).
     for name, value in (("repo_url", repo_url), ("upstream_tag", tag), ("repo_dir", repo_url.rsplit("/", 1)[-1])):
         markdown = markdown.replace("{{ %s }}" % name, value)
+    markdown = for_edition(markdown, lab_solutions(config))
 
     def transform(text: str) -> str:
         text = UPSTREAM_REF.sub(lambda m: upstream_link(m.group(1), repo, tag), text)
@@ -306,7 +322,30 @@ def _course_root(config) -> Path:
     return Path(config.config_file_path).resolve().parent
 
 
+def upstream_tag_problem(extra: dict) -> str | None:
+    """Why extra.upstream_tag is not a release tag, in one line; None when it is one."""
+    tag = extra.get("upstream_tag")
+    if isinstance(tag, str) and RELEASE_TAG.fullmatch(tag):
+        return None
+    return f"mkdocs.yml: extra.upstream_tag {tag!r} is not a release tag (vMAJOR.MINOR.PATCH, such as v1.27.7)"
+
+
+def nav_files(nav) -> list[str]:
+    """Every page a nav (or a part of one) names."""
+    found = []
+    for entry in nav if isinstance(nav, list) else [nav]:
+        value = next(iter(entry.values())) if isinstance(entry, dict) else entry
+        found += nav_files(value) if isinstance(value, list) else [value]
+    return found
+
+
 def on_config(config):
+    problem = upstream_tag_problem(config["extra"])
+    if problem:  # every upstream link would be dead
+        raise PluginError(problem)
+    if not lab_solutions(config) and config["nav"]:
+        config["nav"] = [entry for entry in config["nav"]
+                         if not all(str(page).startswith(INSTRUCTOR) for page in nav_files(entry))]
     # The learner edition's lab pages are other notebooks: rendered into a cache of their own, so that a build of
     # one edition (which drops what it did not use from mkdocs-jupyter's cache) never drops the other's.
     plugin = config["plugins"].get("mkdocs-jupyter")
@@ -344,6 +383,9 @@ def _prepare(files, config):
                 commands[key] = plot_command(match.group(1), target, key != match.group(1))
         return text
 
+    if not lab_solutions(config):
+        for file in [f for f in files if f.src_uri.startswith(INSTRUCTOR)]:
+            files.remove(file)
     for file in files.documentation_pages():
         if file.src_uri.endswith(".md"):
             _outside_code(file.content_string, collect)
@@ -452,7 +494,7 @@ def _lab_name(page) -> str | None:
 
 def lab_solutions(config) -> bool:
     """Whether the site shows the labs with their solutions (`extra.lab_solutions`, true unless set false)."""
-    return config["extra"].get("lab_solutions", True) is not False
+    return (config.get("extra") or {}).get("lab_solutions", True) is not False
 
 
 def learner_pages(sources: list[Path], folder: Path) -> dict[Path, Path]:
@@ -473,13 +515,15 @@ def lab_links(config, name: str) -> dict[str, str]:
     """A lab's edit link, and its Codespaces and Binder links when repo_url is on GitHub, from mkdocs.yml.
 
     The branch is edit_uri's (`edit/BRANCH/docs/`), so a fork that publishes another branch needs no edit here.
+    The edit link opens the lab's source, solutions and all; in the learner edition, its exercise notebook.
     """
     repo_url = (config.get("repo_url") or "").rstrip("/")
     if not repo_url:
         return {}
     found = re.match(r"(?:edit|blob)/([^/]+)/", config.get("edit_uri") or "")
     branch = found.group(1) if found else "main"
-    links = {"edit": f"{repo_url}/edit/{branch}/labs/src/{name}"}
+    edited = f"labs/src/{name}" if lab_solutions(config) else f"labs/{name[:-3]}.ipynb"
+    links = {"edit": f"{repo_url}/edit/{branch}/{edited}"}
     github = re.fullmatch(r"https://github\.com/([^/]+/[^/]+?)(?:\.git)?", repo_url)
     if github:
         notebook = f"labs%2F{name[:-3]}.ipynb"

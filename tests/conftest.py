@@ -15,6 +15,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+import yaml
 from hypothesis import settings
 
 from mini_kubelet.labs.notebooks import held_lock
@@ -23,6 +24,18 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 LABS = ROOT / "labs"
 DOCS = ROOT / "docs"
+
+
+class _ConfigLoader(yaml.SafeLoader):
+    """YAML as MkDocs reads mkdocs.yml, less its `!!python/name:` values (read as None)."""
+
+
+_ConfigLoader.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: None)
+
+
+def mkdocs_config() -> dict:
+    """The settings in mkdocs.yml, as they are written there: the tests follow a fork's own."""
+    return yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=_ConfigLoader)
 
 # Property tests check answers, not speed (speed is `make bench`): no per-example deadline that a busy
 # machine could miss.

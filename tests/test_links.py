@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 
 import pytest
 import yaml
 from mkdocs.exceptions import PluginError
 
-from hooks.course import UPSTREAM_REF, upstream_link
+from hooks.course import UPSTREAM_REF, upstream_link, upstream_tag_problem
 
 from .conftest import DOCS, LABS, ROOT
 
@@ -28,8 +31,8 @@ def tag_problems(extra: dict) -> list[str]:
     """What is wrong with the upstream settings: a tag of any release is fine, written nowhere else."""
     wrong = [] if extra["upstream_repo"] == REPO else [f"upstream_repo is {extra['upstream_repo']}, not {REPO}"]
     tag = extra["upstream_tag"]
-    if not re.fullmatch(r"v\d+\.\d+\.\d+", tag):
-        wrong.append(f"upstream_tag {tag!r} is not a release tag (vMAJOR.MINOR.PATCH)")
+    if upstream_tag_problem(extra):  # the build's own rule
+        wrong.append(upstream_tag_problem(extra))
     for path in PAGES + sorted(ROOT.glob("mini_kubelet/**/*.py")) + [ROOT / "README.md"]:
         if tag in PINNED.sub("[[", path.read_text()):  # a reference pinned to its own tag names it on purpose
             wrong.append(f"{path.relative_to(ROOT)} writes the tag; use {{{{ upstream_tag }}}}")
@@ -49,7 +52,21 @@ def test_any_release_tag_can_be_pinned(tag):
 @pytest.mark.parametrize("tag", ["1.29.4", "v1.29", "main", "v1.29.4-rc.0"])
 def test_a_tag_that_is_not_a_release_is_refused(tag):
     problems = tag_problems({**mkdocs_extra(), "upstream_tag": tag})
-    assert problems[0] == f"upstream_tag {tag!r} is not a release tag (vMAJOR.MINOR.PATCH)"
+    assert problems[0] == f"mkdocs.yml: extra.upstream_tag {tag!r} is not a release tag (vMAJOR.MINOR.PATCH, such as v1.27.7)"
+
+
+def test_a_malformed_tag_fails_the_build_with_one_line(tmp_path):
+    """Proven on a one-page site that uses the course's hook: no page is built with hundreds of dead links."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "index.md").write_text("[[pkg/kubelet/kubelet.go]]\n")
+    (tmp_path / "mkdocs.yml").write_text(yaml.safe_dump({
+        "site_name": "tiny", "hooks": [str(ROOT / "hooks" / "course.py")],
+        "extra": {**mkdocs_extra(), "upstream_tag": "v1.29"}}))
+    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+                            cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert result.returncode != 0 and not (tmp_path / "site" / "index.html").exists()
+    assert re.findall(r"^ERROR\s+-\s+(.*)$", result.stderr, re.M) == [upstream_tag_problem({"upstream_tag": "v1.29"})]
+    assert "Traceback" not in result.stderr
 
 
 @pytest.mark.parametrize("path", PAGES, ids=lambda p: str(p.relative_to(ROOT)))

@@ -7,8 +7,15 @@ here: they parse, they call the README's commands, and they install from require
 from __future__ import annotations
 
 import json
+import os
 import re
+import shlex
+import socket
 import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.request import urlopen
 
 try:
     import tomllib
@@ -20,7 +27,7 @@ import yaml
 
 from hooks.course import lab_links, lab_solutions
 
-from .conftest import ROOT
+from .conftest import ROOT, mkdocs_config
 
 pytestmark = pytest.mark.teaching
 
@@ -34,10 +41,6 @@ def readme_commands() -> set[str]:
     block = re.search(r"```console\n(.*?)```", text, re.S).group(1)
     commands = {line.split("#")[0].strip() for line in block.splitlines() if line.strip()}
     return commands | set(re.findall(r"^\| `(make [a-z-]+)` \|", text, re.M))
-
-
-def mkdocs_config() -> dict:
-    return yaml.load((ROOT / "mkdocs.yml").read_text(), Loader=yaml.BaseLoader)  # BaseLoader: no !!python tags
 
 
 def requires_python() -> tuple[int, int]:
@@ -54,9 +57,15 @@ def steps(workflow: dict, job: str) -> list[dict]:
     return workflow["jobs"][job]["steps"]
 
 
-def test_the_workflow_runs_on_main_and_pull_requests(workflow):
+# Whether a run is for the repository's default branch, whatever the fork named it: no branch is written in the workflow.
+ON_DEFAULT_BRANCH = "github.ref == format('refs/heads/{0}', github.event.repository.default_branch)"
+
+
+def test_the_workflow_tests_the_default_branch_and_pull_requests(workflow):
     triggers = workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on` as true
-    assert triggers["push"]["branches"] == ["main"] and "pull_request" in triggers
+    assert triggers["push"] is None and "pull_request" in triggers  # no branch filter: the condition below decides
+    assert workflow["jobs"]["test"]["if"] == f"github.event_name != 'push' || {ON_DEFAULT_BRANCH}"
+    assert not re.search(r"\bmain\b", WORKFLOW.read_text())  # no branch named: a fork's default is whatever it is
 
 
 def test_the_workflow_runs_the_readme_commands_and_only_those(workflow):
@@ -72,12 +81,13 @@ def test_the_workflow_uses_only_the_official_actions(workflow):
     assert tuple(int(n) for n in python["with"]["python-version"].split(".")) >= requires_python()
 
 
-def test_the_site_is_deployed_to_pages_from_main_after_the_tests(workflow):
+def test_the_site_is_deployed_to_pages_from_the_default_branch_after_the_tests(workflow):
     upload = next(s for s in steps(workflow, "test") if s.get("uses", "").startswith("actions/upload-pages-artifact"))
     assert upload["with"]["path"] == mkdocs_config().get("site_dir", "site")
     deploy = workflow["jobs"]["deploy"]
     assert deploy["needs"] == "test"
-    assert "github.ref == 'refs/heads/main'" in deploy["if"] and "github.ref == 'refs/heads/main'" in upload["if"]
+    published = f"{ON_DEFAULT_BRANCH} && github.event_name != 'pull_request'"
+    assert deploy["if"] == published and upload["if"] == published
     assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
     assert deploy["environment"]["name"] == "github-pages"
     assert [s["uses"].split("@")[0] for s in deploy["steps"]] == ["actions/deploy-pages"]
@@ -97,6 +107,47 @@ def test_the_dev_container_installs_with_the_makefile(tmp_path):
     assert re.search(r"\.venv/bin/python -m pip install --quiet\s+-r requirements\.txt", recipe)
 
 
+def make_lab(*assignments: str) -> list[str]:
+    """The command line `make lab` runs (with the Python running the tests), as its arguments."""
+    recipe = subprocess.run(["make", "--no-print-directory", "-n", "-o", ".venv/.installed", "lab",
+                             f"BIN={Path(sys.executable).parent}", *assignments],
+                            cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    return shlex.split(recipe)
+
+
+def test_make_lab_allows_root_exactly_when_run_as_root():
+    """JupyterLab will not start as root (a container's usual user) without --allow-root, nor should it otherwise."""
+    assert ("--allow-root" in make_lab()) is (os.getuid() == 0)
+    assert "--allow-root" in make_lab("USER_ID=0")
+    assert "--allow-root" not in make_lab("USER_ID=1000")
+
+
+def test_make_lab_leaves_the_solutions_out_of_the_file_browser(tmp_path):
+    """`make lab`'s own command, started on loopback: its file browser lists the notebooks, not labs/src/."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(tmp_path / "config"), "JUPYTER_RUNTIME_DIR": str(tmp_path / "run")}
+    server = subprocess.Popen(make_lab() + ["--no-browser", "--ip=127.0.0.1", f"--port={port}", "--port-retries=0",
+                                            "--IdentityProvider.token=t"],
+                              cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                listing = json.load(urlopen(f"http://127.0.0.1:{port}/api/contents?token=t", timeout=2))
+                break
+            except OSError:
+                assert server.poll() is None and time.monotonic() < deadline, server.stderr and server.stderr.read()[-2000:]
+                time.sleep(0.05)
+    finally:
+        server.terminate()
+        server.communicate(timeout=30)
+    names = {entry["name"] for entry in listing["content"]}
+    assert "src" not in names and (ROOT / "labs" / "src").is_dir()
+    assert {path.name for path in (ROOT / "labs").glob("*.ipynb")} <= names
+
+
 def test_binder_installs_the_course_requirements():
     lines = [line for line in (ROOT / "binder" / "requirements.txt").read_text().splitlines()
              if line.strip() and not line.startswith("#")]
@@ -110,8 +161,9 @@ def test_lab_links_follow_repo_url_and_the_edit_branch():
     config = mkdocs_config()
     owner_repo = config["repo_url"].removeprefix("https://github.com/")
     branch = re.match(r"edit/([^/]+)/", config["edit_uri"]).group(1)
+    edited = "labs/src/00-manifests-and-quantities.py" if lab_solutions(config) else "labs/00-manifests-and-quantities.ipynb"
     assert lab_links(config, "00-manifests-and-quantities.py") == {
-        "edit": f"{config['repo_url']}/edit/{branch}/labs/src/00-manifests-and-quantities.py",
+        "edit": f"{config['repo_url']}/edit/{branch}/{edited}",
         "codespaces": f"https://codespaces.new/{owner_repo}/tree/{branch}?quickstart=1",
         "binder": f"https://mybinder.org/v2/gh/{owner_repo}/{branch}?labpath=labs%2F00-manifests-and-quantities.ipynb",
     }
@@ -131,10 +183,12 @@ def test_a_fork_off_github_gets_only_the_edit_link():
     assert lab_links(fork, "02-admission.py") == {"edit": "https://gitlab.example.org/team/kubelet/edit/main/labs/src/02-admission.py"}
 
 
+def test_the_learner_editions_edit_link_opens_the_notebook_not_the_solutions():
+    fork = {"repo_url": "https://github.com/someone/kubelet-workshop", "edit_uri": "edit/main/docs/",
+            "extra": {"lab_solutions": False}}
+    assert lab_links(fork, "02-admission.py")["edit"] == "https://github.com/someone/kubelet-workshop/edit/main/labs/02-admission.ipynb"
+
+
 @pytest.mark.parametrize("extra, shown", [({}, True), ({"lab_solutions": True}, True), ({"lab_solutions": False}, False)])
 def test_the_edition_setting(extra, shown):
     assert lab_solutions({"extra": extra}) is shown
-
-
-def test_the_course_publishes_the_solutions_edition_unless_told_otherwise():
-    assert mkdocs_config()["extra"]["lab_solutions"] == "true"

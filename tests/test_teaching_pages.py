@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 
 import pytest
-import yaml
 
+from hooks.course import EDITION_BLOCK, for_edition, lab_links, nav_files
 from tools.check_upstream import CLONE
 
-from .conftest import DOCS, LABS, ROOT
+from .conftest import DOCS, LABS, ROOT, mkdocs_config
 
 pytestmark = pytest.mark.teaching
 
@@ -18,18 +18,6 @@ FORK_SETTINGS = ["site_name", "repo_url", "repo_name", "edit_uri", "site_url", "
                  "extra.upstream_tag", "extra.lab_solutions"]
 LAB_SOURCES = sorted((LABS / "src").glob("*.py"))
 EXERCISE = re.compile(r"^# #+\s*(Exercise \d+: .+?)\s*$", re.M)  # a heading in a Markdown cell
-
-
-def mkdocs_config() -> dict:
-    return yaml.load((ROOT / "mkdocs.yml").read_text(), Loader=yaml.BaseLoader)  # BaseLoader: no !!python tags
-
-
-def nav_files(nav) -> list[str]:
-    found = []
-    for entry in nav:
-        value = next(iter(entry.values())) if isinstance(entry, dict) else entry
-        found += nav_files(value) if isinstance(value, list) else [value]
-    return found
 
 
 def table(text: str, heading: str) -> list[list[str]]:
@@ -49,11 +37,11 @@ def test_the_fork_checklist_names_every_setting(setting):
     rows = table(TEACHING, "1. **Fork and rename.**")
     assert f"`{setting}`" in [row[0] for row in rows]
     config, *keys = mkdocs_config(), *setting.split(".")
-    if setting != "site_url":  # left unset in the course itself, so `make serve` serves at the root
+    if setting == "site_url" and setting not in config:  # the course leaves it unset, so `make serve` serves at the root
+        assert "# site_url:" in (ROOT / "mkdocs.yml").read_text()
+    else:
         for key in keys:
             config = config[key]
-    else:
-        assert "# site_url:" in (ROOT / "mkdocs.yml").read_text()
 
 
 def test_step_2_gives_the_check_upstream_commands():
@@ -113,3 +101,48 @@ def test_the_full_day_gives_each_lab_the_time_its_notes_ask_for():
         asked = int(re.search(r"^Total: (\d+) minutes", notes, re.M).group(1))
         session = next(row for row in rows if row[2].startswith(f"Lab {number}"))
         assert int(session[1]) == asked, number
+
+
+# --- the learner edition --------------------------------------------------------------------------------
+
+PAGES = sorted(DOCS.rglob("*.md"))
+LEARNER_PART = "<!-- solutions edition -->\nBoth.\n<!-- learner edition -->\nLearners.\n<!-- end edition -->\n"
+
+
+@pytest.mark.parametrize("solutions, shown", [(True, "Both."), (False, "Learners.")])
+def test_an_edition_block_shows_the_part_for_the_edition(solutions, shown):
+    text = f"Intro.\n{LEARNER_PART}    <!-- solutions edition -->\n    Indented.\n    <!-- end edition -->\nEnd.\n"
+    assert for_edition(text, solutions) == f"Intro.\n{shown}\n" + ("    Indented.\n" if solutions else "") + "End.\n"
+
+
+def test_the_learner_edition_unlinks_the_instructor_notes_outside_code():
+    text = "See [the notes](instructor/index.md) and [Lab 00](../instructor/lab-00.md#timings).\n```\n[x](instructor/a.md)\n```\n"
+    assert for_edition(text, True) == text
+    assert for_edition(text, False) == "See the notes and Lab 00.\n```\n[x](instructor/a.md)\n```\n"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(DOCS)))
+def test_every_edition_block_is_closed(page):
+    text = page.read_text()
+    for solutions in (True, False):
+        assert "edition -->" not in for_edition(text, solutions)
+    assert len(EDITION_BLOCK.findall(text)) == text.count("<!-- solutions edition -->")
+
+
+@pytest.mark.site
+def test_the_learner_editions_site_has_no_instructor_note_and_no_solutions_claim(kit):
+    """The offline folder's site is the learner edition (conftest.py's kit): a full build of it, read here."""
+    site = kit / "site"
+    assert not (site / "instructor").exists()
+    pages = {page.relative_to(site).as_posix(): page.read_text(encoding="utf-8") for page in site.rglob("*.html")}
+    assert len(pages) > 50
+    assert [name for name, html in pages.items() if re.search(r'href="[^"]*instructor/', html)] == []
+    assert "Every lab is on this site as you get it" in pages["setup.html"]
+    assert [name for name, html in pages.items() if "with its solutions and outputs" in html] == []
+    assert "leaves out the instructor notes" in pages["teaching.html"]
+    labs = [name for name in pages if name.startswith("labs/")]
+    assert len(labs) == len(LAB_SOURCES)
+    learner = {**mkdocs_config(), "extra": {"lab_solutions": False}}
+    for source in LAB_SOURCES:
+        html = pages[f"labs/{source.stem}.html"]
+        assert "labs/src/" not in html and f'href="{lab_links(learner, source.name)["edit"]}"' in html  # the notebook
