@@ -77,6 +77,8 @@ class NodeReplay(ClusterSide):
         self.started: list[str] = []  # container ids the runtime started since the replay last looked
         self.static: list = []
         self.versions: dict[str, int] = {}
+        self.unwritten: set[str] = set()  # statuses not written for want of an API Pod
+        self.changes_read = 0  # how much of the status manager's changes the replay has read
         self.mirrors_seen, self.statuses_seen, self._images_seen = 0, -1, -1
         self._active: Optional[tuple] = None
         self._usage: Optional[tuple] = None
