@@ -44,6 +44,7 @@ class ResyncPlan:
         self.seen: tuple = ()  # the Kubelet's state it was made in
         self.done = 0  # the ticks before this one are taken (by perform, or by the loop itself)
         self.pods: list[_Takes] = []
+        self._ordered: Optional[tuple[int, list]] = None  # the pod manager's generation, the takes in its order
         workers, syncer, manager = kubelet.pod_workers, kubelet.syncer, kubelet.pod_manager
         for due, uid in sorted((due, uid) for uid, due in kubelet.work_queue.queue.items()):
             if due >= self.busy:
@@ -88,10 +89,9 @@ class ResyncPlan:
         kl = self.kubelet
         done, count = self.done, -(-(before - self.first_tick) // self.period)  # the ticks before `before`
         self.done = count + (self.tick(count) == before)
-        order = {uid: i for i, uid in enumerate(kl.pod_manager.pod_by_uid)}
         lines: dict[int, list[str]] = {}
         repeats, last = [], []
-        for takes in sorted(self.pods, key=lambda p: order.get(p.uid, -1)):
+        for takes, name, rank in self._in_pod_order():
             if takes.kind == DROPPED:
                 if done <= takes.first < count:
                     kl.work_queue.requeue(takes.uid, None)
@@ -100,12 +100,10 @@ class ResyncPlan:
             ticks = range(first, min(count, takes.stop if takes.stop is not None else count), takes.step)
             if not ticks:
                 continue
-            pod = kl.pod_manager.pod_by_uid[takes.uid]
-            name = f"{pod.metadata.namespace}/{pod.metadata.name}"
             for k in ticks:
                 lines.setdefault(k, []).append(name)
-            rank = kl.pod_workers.pod_updates.order[takes.uid] if takes.kind == REPEATED else order[takes.uid]
             if takes.kind == REPEATED:
+                rank = kl.pod_workers.pod_updates.order[takes.uid]
                 repeats += [(k, rank, takes.uid) for k in ticks]
             last.append((ticks[-1], takes.kind, rank, takes))
         for k in sorted(lines):  # syncLoopIteration's line for each tick, the Pods in the pod manager's order
@@ -118,3 +116,16 @@ class ResyncPlan:
         for k, _, _, takes in sorted(last, key=lambda entry: entry[:3]):  # settled at dispatch, repeats after
             kl.pod_workers.last_sync_time[takes.uid] = self.tick(k)
             kl.work_queue.requeue(takes.uid, self.tick(k) + timedelta(seconds=takes.delay))
+
+    def _in_pod_order(self) -> list[tuple[_Takes, Optional[str], int]]:
+        """The Pods' takes in the pod manager's order, each with the Pod's name and place: made again only once
+        the pod manager has changed."""
+        manager = self.kubelet.pod_manager
+        if self._ordered is None or self._ordered[0] != manager.generation:
+            order = {uid: i for i, uid in enumerate(manager.pod_by_uid)}
+            pods = [(takes, manager.pod_by_uid.get(takes.uid), order.get(takes.uid, -1))
+                    for takes in sorted(self.pods, key=lambda p: order.get(p.uid, -1))]
+            self._ordered = (manager.generation, [(takes, None if pod is None else
+                                                   f"{pod.metadata.namespace}/{pod.metadata.name}", rank)
+                                                  for takes, pod, rank in pods])
+        return self._ordered[1]

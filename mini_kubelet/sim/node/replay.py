@@ -430,8 +430,7 @@ class NodeReplay(ClusterSide):
     def _active_pods(self) -> list:
         """The Pods the Kubelet counts as active. Upstream: pkg/kubelet/kubelet_pods.go Kubelet.GetActivePods"""
         kl = self.kubelet
-        key = (kl.pod_manager.generation, kl.pod_workers.pod_sync_statuses.changes, len(kl.handlers.rejected),
-               kl.status_manager.generation, kl.runtime.generation)  # a worker's state moves with one of these
+        key = (kl.pod_manager.generation, kl.pod_workers.pod_sync_statuses.changes, len(kl.handlers.rejected))
         if self._active is not None and self._active[0] == key:
             return self._active[1]
         self._active = (key, self._find_active_pods())
