@@ -179,7 +179,7 @@ class KubeletHandlers:
         """
         due = set(self.work_queue.get_work())
         if not self.pod_sync_loop_handlers:  # the pod manager's pods in its order (GetPods), those due only
-            return [pod for uid, pod in self.pod_manager.pod_by_uid.items() if uid in due] if due else []
+            return self.pod_manager.pods_of(due) if due else []
         return [pod for pod in self.pod_manager.get_pods()
                 if pod.metadata.uid in due or any(should_sync(pod) for should_sync in self.pod_sync_loop_handlers)]
 

@@ -28,6 +28,8 @@ class BasicManager:
         self.mirror_pod_by_full_name: dict[str, V1Pod] = {}
         self.translation_by_uid: dict[str, str] = {}  # mirror pod UID -> static pod UID
         self.generation = 0  # counts every update and deletion (a reader that saw the same number saw the same pods)
+        self.order: dict[str, int] = {}  # uid -> when it entered pod_by_uid (GetPods' order)
+        self._entered = 0
 
     def update_pod(self, pod: V1Pod) -> None:
         """Add or replace a pod (AddPod is the same). Upstream: basicManager.UpdatePod (updatePodsInternal)"""
@@ -39,6 +41,9 @@ class BasicManager:
             if full_name in self.pod_by_full_name:
                 self.translation_by_uid[pod.metadata.uid] = self.pod_by_full_name[full_name].metadata.uid
         else:
+            if pod.metadata.uid not in self.pod_by_uid:
+                self._entered += 1
+                self.order[pod.metadata.uid] = self._entered
             self.pod_by_uid[pod.metadata.uid] = pod
             self.pod_by_full_name[full_name] = pod
             if full_name in self.mirror_pod_by_full_name:
@@ -56,11 +61,16 @@ class BasicManager:
             self.translation_by_uid.pop(pod.metadata.uid, None)
         else:
             self.pod_by_uid.pop(pod.metadata.uid, None)
+            self.order.pop(pod.metadata.uid, None)
             self.pod_by_full_name.pop(full_name, None)
 
     def get_pods(self) -> list[V1Pod]:
         """The desired pods, without mirror pods. Upstream: basicManager.GetPods"""
         return list(self.pod_by_uid.values())
+
+    def pods_of(self, uids) -> list[V1Pod]:
+        """The pods of these UIDs it has, in GetPods' order (found without going through every pod)."""
+        return [self.pod_by_uid[uid] for uid in sorted((u for u in uids if u in self.order), key=self.order.get)]
 
     def get_pod_by_uid(self, uid: str) -> Optional[V1Pod]:
         """Upstream: basicManager.GetPodByUID"""

@@ -122,7 +122,7 @@ class ResyncPlan:
         the pod manager has changed."""
         manager = self.kubelet.pod_manager
         if self._ordered is None or self._ordered[0] != manager.generation:
-            order = {uid: i for i, uid in enumerate(manager.pod_by_uid)}
+            order = manager.order
             pods = [(takes, manager.pod_by_uid.get(takes.uid), order.get(takes.uid, -1))
                     for takes in sorted(self.pods, key=lambda p: order.get(p.uid, -1))]
             self._ordered = (manager.generation, [(takes, None if pod is None else
