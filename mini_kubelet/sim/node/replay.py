@@ -56,7 +56,7 @@ class NodeReplay(ClusterSide):
         self.pass_clock = Clock(self.clock.start)  # the eviction manager's: the instant of the pass it runs
         self.manager = mgr.Manager(scenario.config, self.pass_clock, image_store=self.store, kill_pod=self._kill_pod,
                                    dedicated_image_fs=scenario.dedicated_image_fs,
-                                   summary_after_reclaim=lambda: self._summary(self._active_pods()))
+                                   summary_after_reclaim=lambda: self._pass_summary(self._active_pods()))
         # --8<-- [end:wiring]
         self.resize = None  # in-place resize, wired for a scenario with a resize event
         if any(e.kind == "resize" for e in scenario.events):
@@ -459,7 +459,8 @@ class NodeReplay(ClusterSide):
         """The Summary a pass needs: the node's figures from one aggregate of all Pods, each Pod's stats when read.
 
         synchronize reads the Pods' stats only to rank them and to check local-storage limits; otherwise the
-        node's figures decide everything. They are built the first time it looks one up (with skip_quiet_passes;
+        node's figures decide everything (as they do in the Summary it asks for after reclaiming, which it reads
+        for its thresholds alone). They are built the first time it looks one up (with skip_quiet_passes;
         without, whenever a threshold is met, still held for its minimum reclaim, or a Pod has a local-storage limit).
         """
         pods, terms, local_limits = self._usage_terms(active)
