@@ -46,10 +46,11 @@ class ResyncPlan:
         self.pods: list[_Takes] = []
         self._ordered: Optional[tuple[int, list]] = None  # the pod manager's generation, the takes in its order
         workers, syncer, manager = kubelet.pod_workers, kubelet.syncer, kubelet.pod_manager
+        settled = None  # a settled take's (step, delay): the resync interval (idle_worker_data allows no jitter)
         for due, uid in sorted((due, uid) for uid, due in kubelet.work_queue.queue.items()):
             if due >= self.busy:
                 break  # taken at the first tick after busy, or later: past the stretch
-            first = self.index_after(due)
+            first = 0 if due < first_tick else (due - first_tick) // period + 1  # index_after(due)
             pod = manager.pod_by_uid.get(uid)
             if pod is None:  # getPodsToSync leaves out a UID the pod manager no longer has
                 self.pods.append(_Takes(uid, DROPPED, first))
@@ -57,8 +58,10 @@ class ResyncPlan:
             mirror = manager.get_mirror_pod_by_pod(pod)
             data = workers.idle_worker_data(pod, mirror, relisted=True)
             if data is not None and syncer.is_settled(pod, mirror, data.status):
-                delay = workers.requeue_delay(False, None)
-                self.pods.append(_Takes(uid, SETTLED, first, self.steps(delay), delay))
+                if settled is None:
+                    delay = workers.requeue_delay(False, None)
+                    settled = (self.steps(delay), delay)
+                self.pods.append(_Takes(uid, SETTLED, first, *settled))
                 continue
             ends = syncer.repeats_until(pod, mirror, data.status) if data is not None else None
             if ends is None or self.tick(first) >= ends:
