@@ -123,7 +123,7 @@ def new_node_info(node: V1Node, pods: list[V1Pod]) -> NodeInfo:
             if port > 0:
                 info.used_ports.add(_sanitize(ip, protocol, port))
     if _reuse:
-        _reuse[-1] = _copy(info)
+        _reuse[-1] = _copy(info)  # kept apart from the caller's, who may change it
     allocatable = (node.status.allocatable if node.status else None) or {}
     _to_resource({k: api.parse_quantity(v) for k, v in allocatable.items()}, operator.add, info.allocatable)
     return info
@@ -149,7 +149,7 @@ def _reused(node: V1Node, pods: list[V1Pod]) -> NodeInfo:
     if last is None or last.node is not node or len(last.pods) > len(pods) or any(
             a is not b for a, b in zip(last.pods, pods)):
         return NodeInfo(node=node)
-    return _copy(last)
+    return last  # a copy no caller holds: the one made is kept as a copy of its own
 
 
 def _copy(info: NodeInfo) -> NodeInfo:
