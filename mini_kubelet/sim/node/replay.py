@@ -451,8 +451,9 @@ class NodeReplay(ClusterSide):
         key = (kl.pod_manager.generation, kl.pod_workers.pod_sync_statuses.changes, len(kl.handlers.rejected))
         if self._active is not None and self._active[0] == key:
             return self._active[1]
-        self._active = (key, self._find_active_pods())
-        return self._active[1]
+        active = self._find_active_pods()
+        self._active = (key, active, {p.metadata.uid for p in active})
+        return active
 
     def _find_active_pods(self) -> list:
         statuses = self.kubelet.pod_workers.pod_sync_statuses
@@ -463,7 +464,8 @@ class NodeReplay(ClusterSide):
 
     def _measured(self, active: list) -> list[LivePod]:
         """The Pods the stats provider reports: those active, and those with a container still running."""
-        t, uids = self.now(), {p.metadata.uid for p in active}
+        held = self._active
+        t, uids = self.now(), held[2] if held is not None and held[1] is active else {p.metadata.uid for p in active}
         pods = [lp for uid, lp in self.live.items() if uid in uids or lp.any_running()]
         return pods + [LivePod(self.plans[u], t, runtime=self.kubelet.runtime) for u in uids
                        if u not in self.live and u in self.plans]  # not started yet: measured from now
