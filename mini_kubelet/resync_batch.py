@@ -12,6 +12,7 @@ next due time as its last take left them.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Optional
@@ -44,7 +45,7 @@ class ResyncPlan:
         self.seen: tuple = ()  # the Kubelet's state it was made in
         self.done = 0  # the ticks before this one are taken (by perform, or by the loop itself)
         self.pods: list[_Takes] = []
-        self._ordered: Optional[tuple[int, list]] = None  # the pod manager's generation, the takes in its order
+        self._ordered: Optional[tuple] = None  # the pod manager's generation, the takes in its order, an index
         workers, syncer, manager = kubelet.pod_workers, kubelet.syncer, kubelet.pod_manager
         settled = None  # a settled take's (step, delay): the resync interval (idle_worker_data allows no jitter)
         for due, uid in sorted((due, uid) for uid, due in kubelet.work_queue.queue.items()):
@@ -94,7 +95,7 @@ class ResyncPlan:
         self.done = count + (self.tick(count) == before)
         lines: dict[int, list[str]] = {}
         repeats, last = [], []
-        for takes, name, rank in self._in_pod_order():
+        for takes, name, rank in self._in_window(done, count):
             if takes.kind == DROPPED:
                 if done <= takes.first < count:
                     kl.work_queue.requeue(takes.uid, None)
@@ -120,15 +121,26 @@ class ResyncPlan:
             kl.pod_workers.last_sync_time[takes.uid] = self.tick(k)
             kl.work_queue.requeue(takes.uid, self.tick(k) + timedelta(seconds=takes.delay))
 
-    def _in_pod_order(self) -> list[tuple[_Takes, Optional[str], int]]:
-        """The Pods' takes in the pod manager's order, each with the Pod's name and place: made again only once
-        the pod manager has changed."""
+    def _in_window(self, done: int, count: int) -> list[tuple[_Takes, Optional[str], int]]:
+        """The Pods' takes in the pod manager's order, each with the Pod's name and place, but for settled ones
+        with no take at a tick from done to before count (a settled Pod's takes come every `step` ticks, so
+        those of a shorter window are the ones whose first take is at one of its ticks, counted round the step).
+
+        Made again only once the pod manager has changed."""
         manager = self.kubelet.pod_manager
         if self._ordered is None or self._ordered[0] != manager.generation:
             order = manager.order
             pods = [(takes, manager.pod_by_uid.get(takes.uid), order.get(takes.uid, -1))
                     for takes in sorted(self.pods, key=lambda p: order.get(p.uid, -1))]
-            self._ordered = (manager.generation, [(takes, None if pod is None else
-                                                   f"{pod.metadata.namespace}/{pod.metadata.name}", rank)
-                                                  for takes, pod, rank in pods])
-        return self._ordered[1]
+            entries = [(takes, None if pod is None else f"{pod.metadata.namespace}/{pod.metadata.name}", rank)
+                       for takes, pod, rank in pods]
+            step = next((takes.step for takes, _, _ in entries if takes.kind == SETTLED), 0)
+            residues = sorted((takes.first % step, i) for i, (takes, _, _) in enumerate(entries) if takes.kind == SETTLED)
+            others = [i for i, (takes, _, _) in enumerate(entries) if takes.kind != SETTLED]
+            self._ordered = (manager.generation, entries, step, residues, others)
+        _, entries, step, residues, others = self._ordered
+        if not residues or count - done >= step:
+            return entries
+        low, high = bisect_left(residues, (done % step, -1)), bisect_left(residues, (count % step, -1))
+        picked = residues[low:high] if done % step <= count % step else residues[low:] + residues[:high]
+        return [entries[i] for i in sorted([i for _, i in picked] + others)]
