@@ -176,12 +176,14 @@ def filter_out_inactive_pods(pods: list[V1Pod], *, known_terminated: Iterable = 
     status_phases: the status manager's phases by UID (a rejected pod is Failed there before the API says so).
     """
     known_terminated, termination_requested = set(known_terminated), set(termination_requested)
+    status_phases, terminal = status_phases or {}, ("Succeeded", "Failed")
     active = []
     for pod in pods:
-        if _key(pod) in known_terminated:
+        key = _key(pod)
+        if key in known_terminated:
             continue
-        phases = {pod.status.phase if pod.status else None, (status_phases or {}).get(_key(pod))}
-        if phases & {"Succeeded", "Failed"} and _key(pod) not in termination_requested:
+        phase = pod.status.phase if pod.status is not None else None
+        if (phase in terminal or status_phases.get(key) in terminal) and key not in termination_requested:
             continue
         active.append(pod)
     return active

@@ -15,7 +15,7 @@ from typing import Callable, Iterable, Optional
 
 from kubernetes.client import V1Node, V1Pod
 
-from . import kubelet, types
+from . import kubelet, scheduler, types
 from .clock import Clock
 from .container_cache import Cache
 from .eviction.messages import pod_is_evicted
@@ -61,9 +61,10 @@ class KubeletHandlers:
         admitted = self.pod_manager.get_pods()
         if self.allocation is not None:  # the others count at their allocated resources, not a resize they asked for
             admitted = [self.allocation.update_pod_from_allocation(p)[0] for p in admitted]
-        for outcome in kubelet.handle_pod_additions(pods, self.node, admitted=admitted,
-                                                    termination_requested=requested, known_terminated=terminated,
-                                                    **self.admit_options):
+        with scheduler.node_info_reuse():  # each pod is admitted against those before it: one more each time
+            outcomes = kubelet.handle_pod_additions(pods, self.node, admitted=admitted, termination_requested=requested,
+                                                    known_terminated=terminated, **self.admit_options)
+        for outcome in outcomes:
             self.pod_manager.add_pod(outcome.pod)  # always: the pod manager is the desired state
             if outcome.skipped == "mirror pod":
                 self.handle_mirror_pod(outcome.pod, start)
@@ -179,7 +180,7 @@ class KubeletHandlers:
         """
         due = set(self.work_queue.get_work())
         if not self.pod_sync_loop_handlers:  # the pod manager's pods in its order (GetPods), those due only
-            return [pod for uid, pod in self.pod_manager.pod_by_uid.items() if uid in due] if due else []
+            return self.pod_manager.pods_of(due) if due else []
         return [pod for pod in self.pod_manager.get_pods()
                 if pod.metadata.uid in due or any(should_sync(pod) for should_sync in self.pod_sync_loop_handlers)]
 

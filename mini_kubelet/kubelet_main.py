@@ -88,6 +88,7 @@ class Kubelet:
                                         need_to_reconcile_pod_readiness=lambda pod: False,
                                         handle_pod_cleanups=self.housekeeping, **(admit_options or {}))
         self.settled_housekeeping: Optional[tuple[int, int, int, int]] = None
+        self.rejections_written: Optional[tuple[int, int]] = None  # (rejections, status removals) when all were written
         self.batch_settled_resyncs = batch_settled_resyncs and skip_settled_resyncs
         self._plan: Optional[ResyncPlan] = None
         self.loop = SyncLoop(self.handlers, self.handlers, Channels(config=self.config.updates, pleg=self.pleg.watch()),
@@ -126,6 +127,10 @@ class Kubelet:
         seen = self._housekeeping_inputs()
         if seen == self.settled_housekeeping:
             return None
+        if not self.has_pods_to_clean_up():
+            self.pod_workers.pods_synced = True  # all a pass with nothing to clean up leaves behind
+            self.settled_housekeeping = seen
+            return None
         err = self.handle_pod_cleanups()
         desired = self.pod_manager.pod_by_uid
         statuses = self.pod_workers.pod_sync_statuses
@@ -133,6 +138,15 @@ class Kubelet:
                  and not any(status.restart_requested for status in statuses.values()))
         self.settled_housekeeping = seen if quiet else None
         return err
+
+    def has_pods_to_clean_up(self) -> bool:
+        """Whether HandlePodCleanups would act: a worker, status or runtime pod no desired pod accounts for, or a
+        restart asked for. Else it only sets pods_synced; found with set operations on UIDs, no pod read."""
+        desired, statuses, runtime = self.pod_manager.pod_by_uid.keys(), self.pod_workers.pod_sync_statuses, self.runtime
+        return not (statuses.keys() <= desired and self.status_manager.pod_statuses.keys() <= desired
+                    and runtime.sandboxes.by_pod.keys() <= statuses.keys()
+                    and runtime.containers.by_pod.keys() <= statuses.keys()
+                    and not any(status.restart_requested for status in statuses.values()))
 
     def _housekeeping_inputs(self) -> tuple[int, int, int, int]:
         return (self.pod_manager.generation, self.pod_workers.pod_sync_statuses.changes,
@@ -214,7 +228,12 @@ class Kubelet:
         """What rejectPod writes for each pod admission refused: a Warning event and a Failed status.
 
         Upstream: pkg/kubelet/kubelet.go Kubelet.rejectPod (the handlers keep the outcome; this writes it once)
+        Each has its status once written, until the status manager removes one: till a rejection or a removal
+        comes, there is nothing to look at.
         """
+        seen = (len(self.handlers.rejected), self.status_manager.removals)
+        if seen == self.rejections_written:
+            return
         for uid, outcome in self.handlers.rejected.items():
             if self.status_manager.get_pod_status(uid) is not None:
                 continue
@@ -223,6 +242,9 @@ class Kubelet:
                                  message)
             self.status_manager.set_pod_status(outcome.pod, V1PodStatus(
                 phase=outcome.status_phase, reason=outcome.status_reason, message=outcome.status_message))
+            if self.status_manager.get_pod_status(uid) is None:
+                seen = None  # not written (an aborted update): look again next time
+        self.rejections_written = seen
     # --8<-- [end:record_rejections]
 
     def pod_status(self, pod: V1Pod) -> Optional[V1PodStatus]:

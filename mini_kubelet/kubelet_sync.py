@@ -89,11 +89,14 @@ class KubeletSyncer:
         and the probe results of the pod's containers; with in-place resize, the pod's allocation too (a Deferred
         resize allocated later changes what SyncPod does, the pod staying the same object).
         """
+        return ((pod, mirror_pod, pod_status, self.status_manager.pod_statuses.get(pod.metadata.uid)),
+                self._input_values(pod, pod_status))
+
+    def _input_values(self, pod: V1Pod, pod_status: PodStatus) -> tuple:
         probes = tuple((self.liveness.get(c.id), self.startup.get(c.id), self.readiness.get(c.id))
                        for c in pod_status.container_statuses) if self.liveness or self.startup or self.readiness else ()
         allocated = self.allocation.allocated.get(pod.metadata.uid) if self.allocation is not None else None
-        return ((pod, mirror_pod, pod_status, self.status_manager.pod_statuses.get(pod.metadata.uid)),
-                (tuple(pod_status.ips), probes, allocated))
+        return tuple(pod_status.ips), probes, allocated
 
     def is_settled(self, pod: V1Pod, mirror_pod: Optional[V1Pod], pod_status: PodStatus) -> bool:
         """Whether SyncPod would change nothing: its last sync of the pod changed nothing, and its inputs are the same.
@@ -108,10 +111,10 @@ class KubeletSyncer:
 
     def _same_inputs(self, before: tuple, pod: V1Pod, mirror_pod: Optional[V1Pod], pod_status: PodStatus) -> bool:
         objects, values = before
-        if objects[0] is not pod or objects[1] is not mirror_pod or objects[2] is not pod_status:
+        if (objects[0] is not pod or objects[1] is not mirror_pod or objects[2] is not pod_status
+                or objects[3] is not self.status_manager.pod_statuses.get(pod.metadata.uid)):
             return False
-        now_objects, now_values = self.sync_inputs(pod, mirror_pod, pod_status)
-        return objects[3] is now_objects[3] and values == now_values
+        return values == self._input_values(pod, pod_status)
 
     def _changes(self, uid: str) -> tuple:
         """What a sync could change besides the runtime's containers: statuses, logs, events, kills, the runtime."""

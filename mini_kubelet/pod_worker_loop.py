@@ -130,6 +130,7 @@ class PodWorkerLoop:
             return
         if status.terminating_at is None:
             status.terminating_at = self.clock.now()
+            self.pod_sync_statuses.changes += 1
         status.started_terminating = True
         self.requeue_last_pod_update(uid, status)
 

@@ -75,9 +75,10 @@ class _Workers(dict):
 
 
 class _Statuses(dict):
-    """pod_sync_statuses, with a count of the UIDs coming and going and of workers becoming terminated.
+    """pod_sync_statuses, with a count of the UIDs coming and going and of workers becoming terminating or terminated.
 
-    A reader that saw the same count saw the same workers, each as able (or not) to have running containers.
+    A reader that saw the same count saw the same workers, each as able (or not) to have running containers and
+    as asked (or not) to terminate.
     """
 
     def __init__(self):
@@ -221,6 +222,8 @@ class PodWorkers(PodWorkerLoop):
                 if options.kill_pod_options is not None and options.kill_pod_options.evict:
                     status.evicted = True
                 status.terminating_at, became_terminating = now, True
+        if became_terminating:
+            self.pod_sync_statuses.changes += 1  # a worker that was syncing is terminating
         was_grace_period_shortened = False
         if status.is_terminated():
             if is_runtime_pod:
@@ -412,6 +415,7 @@ class PodWorkers(PodWorkerLoop):
                 pass  # never started: safe to forget now
             elif not status.is_termination_requested():
                 status.terminating_at = self.clock.now()
+                self.pod_sync_statuses.changes += 1
                 if status.active_update is not None and status.active_update.pod is not None:
                     status.grace_period, _ = calculate_effective_grace_period(status, status.active_update.pod, None)
                 else:

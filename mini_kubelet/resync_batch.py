@@ -12,6 +12,7 @@ next due time as its last take left them.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Optional
@@ -44,11 +45,13 @@ class ResyncPlan:
         self.seen: tuple = ()  # the Kubelet's state it was made in
         self.done = 0  # the ticks before this one are taken (by perform, or by the loop itself)
         self.pods: list[_Takes] = []
+        self._ordered: Optional[tuple] = None  # the pod manager's generation, the takes in its order, an index
         workers, syncer, manager = kubelet.pod_workers, kubelet.syncer, kubelet.pod_manager
+        settled = None  # a settled take's (step, delay): the resync interval (idle_worker_data allows no jitter)
         for due, uid in sorted((due, uid) for uid, due in kubelet.work_queue.queue.items()):
             if due >= self.busy:
                 break  # taken at the first tick after busy, or later: past the stretch
-            first = self.index_after(due)
+            first = 0 if due < first_tick else (due - first_tick) // period + 1  # index_after(due)
             pod = manager.pod_by_uid.get(uid)
             if pod is None:  # getPodsToSync leaves out a UID the pod manager no longer has
                 self.pods.append(_Takes(uid, DROPPED, first))
@@ -56,8 +59,10 @@ class ResyncPlan:
             mirror = manager.get_mirror_pod_by_pod(pod)
             data = workers.idle_worker_data(pod, mirror, relisted=True)
             if data is not None and syncer.is_settled(pod, mirror, data.status):
-                delay = workers.requeue_delay(False, None)
-                self.pods.append(_Takes(uid, SETTLED, first, self.steps(delay), delay))
+                if settled is None:
+                    delay = workers.requeue_delay(False, None)
+                    settled = (self.steps(delay), delay)
+                self.pods.append(_Takes(uid, SETTLED, first, *settled))
                 continue
             ends = syncer.repeats_until(pod, mirror, data.status) if data is not None else None
             if ends is None or self.tick(first) >= ends:
@@ -88,10 +93,9 @@ class ResyncPlan:
         kl = self.kubelet
         done, count = self.done, -(-(before - self.first_tick) // self.period)  # the ticks before `before`
         self.done = count + (self.tick(count) == before)
-        order = {uid: i for i, uid in enumerate(kl.pod_manager.pod_by_uid)}
         lines: dict[int, list[str]] = {}
         repeats, last = [], []
-        for takes in sorted(self.pods, key=lambda p: order.get(p.uid, -1)):
+        for takes, name, rank in self._in_window(done, count):
             if takes.kind == DROPPED:
                 if done <= takes.first < count:
                     kl.work_queue.requeue(takes.uid, None)
@@ -100,12 +104,10 @@ class ResyncPlan:
             ticks = range(first, min(count, takes.stop if takes.stop is not None else count), takes.step)
             if not ticks:
                 continue
-            pod = kl.pod_manager.pod_by_uid[takes.uid]
-            name = f"{pod.metadata.namespace}/{pod.metadata.name}"
             for k in ticks:
                 lines.setdefault(k, []).append(name)
-            rank = kl.pod_workers.pod_updates.order[takes.uid] if takes.kind == REPEATED else order[takes.uid]
             if takes.kind == REPEATED:
+                rank = kl.pod_workers.pod_updates.order[takes.uid]
                 repeats += [(k, rank, takes.uid) for k in ticks]
             last.append((ticks[-1], takes.kind, rank, takes))
         for k in sorted(lines):  # syncLoopIteration's line for each tick, the Pods in the pod manager's order
@@ -118,3 +120,27 @@ class ResyncPlan:
         for k, _, _, takes in sorted(last, key=lambda entry: entry[:3]):  # settled at dispatch, repeats after
             kl.pod_workers.last_sync_time[takes.uid] = self.tick(k)
             kl.work_queue.requeue(takes.uid, self.tick(k) + timedelta(seconds=takes.delay))
+
+    def _in_window(self, done: int, count: int) -> list[tuple[_Takes, Optional[str], int]]:
+        """The Pods' takes in the pod manager's order, each with the Pod's name and place, but for settled ones
+        with no take at a tick from done to before count (a settled Pod's takes come every `step` ticks, so
+        those of a shorter window are the ones whose first take is at one of its ticks, counted round the step).
+
+        Made again only once the pod manager has changed."""
+        manager = self.kubelet.pod_manager
+        if self._ordered is None or self._ordered[0] != manager.generation:
+            order = manager.order
+            pods = [(takes, manager.pod_by_uid.get(takes.uid), order.get(takes.uid, -1))
+                    for takes in sorted(self.pods, key=lambda p: order.get(p.uid, -1))]
+            entries = [(takes, None if pod is None else f"{pod.metadata.namespace}/{pod.metadata.name}", rank)
+                       for takes, pod, rank in pods]
+            step = next((takes.step for takes, _, _ in entries if takes.kind == SETTLED), 0)
+            residues = sorted((takes.first % step, i) for i, (takes, _, _) in enumerate(entries) if takes.kind == SETTLED)
+            others = [i for i, (takes, _, _) in enumerate(entries) if takes.kind != SETTLED]
+            self._ordered = (manager.generation, entries, step, residues, others)
+        _, entries, step, residues, others = self._ordered
+        if not residues or count - done >= step:
+            return entries
+        low, high = bisect_left(residues, (done % step, -1)), bisect_left(residues, (count % step, -1))
+        picked = residues[low:high] if done % step <= count % step else residues[low:] + residues[:high]
+        return [entries[i] for i in sorted([i for _, i in picked] + others)]

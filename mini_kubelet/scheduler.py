@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import operator
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Optional
 
@@ -113,18 +114,46 @@ def new_node_info(node: V1Node, pods: list[V1Pod]) -> NodeInfo:
 
     Upstream: pkg/scheduler/framework/types.go NewNodeInfo, NodeInfo.SetNode, calculateResource
     """
-    info = NodeInfo(node=node)
-    for pod in pods:
+    info = _reused(node, pods)  # empty, or within node_info_reuse() the last one's sums if its pods come first
+    for pod in pods[len(info.pods):]:
         info.pods.append(pod)
         _to_resource(resource.pod_requests(pod), operator.add, info.requested)  # Resource.Add
         info.requested.pop(PODS, None)  # Add puts a "pods" request in a field the fit never reads
         for ip, protocol, port in _container_ports(pod):
             if port > 0:
                 info.used_ports.add(_sanitize(ip, protocol, port))
+    if _reuse:
+        _reuse[-1] = _copy(info)  # kept apart from the caller's, who may change it
     allocatable = (node.status.allocatable if node.status else None) or {}
     _to_resource({k: api.parse_quantity(v) for k, v in allocatable.items()}, operator.add, info.allocatable)
     return info
 # --8<-- [end:new_node_info]
+
+
+_reuse: list[Optional[NodeInfo]] = []  # within node_info_reuse(): the last NodeInfo made (before its allocatable)
+
+
+@contextmanager
+def node_info_reuse():
+    """While a batch of pods is admitted one by one, each against the pods before it (none of which changes
+    meanwhile): a NodeInfo over the last one's pods and more adds up only the new pods' requests."""
+    _reuse.append(None)
+    try:
+        yield
+    finally:
+        _reuse.pop()
+
+
+def _reused(node: V1Node, pods: list[V1Pod]) -> NodeInfo:
+    last = _reuse[-1] if _reuse else None
+    if last is None or last.node is not node or len(last.pods) > len(pods) or any(
+            a is not b for a, b in zip(last.pods, pods)):
+        return NodeInfo(node=node)
+    return last  # a copy no caller holds: the one made is kept as a copy of its own
+
+
+def _copy(info: NodeInfo) -> NodeInfo:
+    return NodeInfo(node=info.node, pods=list(info.pods), requested=dict(info.requested), used_ports=set(info.used_ports))
 # --8<-- [end:node_info]
 
 

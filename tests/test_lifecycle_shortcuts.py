@@ -212,3 +212,25 @@ def test_a_relist_of_an_unchanged_runtime_lists_nothing_yet_moves_the_cache_on()
     clock.advance(1)
     pleg.relist()
     assert len(listings) == 2 and [e.type for e in pleg.event_channel] == [CONTAINER_DIED]
+
+
+def test_housekeeping_left_out_would_have_done_nothing(monkeypatch):
+    """Housekeeping with no orphan (a worker, status or runtime pod no desired pod accounts for) and no restart
+    asked for is not run (Kubelet.has_pods_to_clean_up): run each time anyway, HandlePodCleanups changes nothing."""
+    from mini_kubelet.kubelet_main import Kubelet
+
+    answers = []
+    has_pods_to_clean_up = Kubelet.has_pods_to_clean_up
+
+    def checked(kubelet):
+        found = has_pods_to_clean_up(kubelet)
+        answers.append(found)
+        if not found:
+            before = (kubelet._housekeeping_inputs(), set(kubelet.pod_workers.pod_updates.notified))
+            kubelet.handle_pod_cleanups()
+            assert (kubelet._housekeeping_inputs(), set(kubelet.pod_workers.pod_updates.notified)) == before
+        return found
+    monkeypatch.setattr(Kubelet, "has_pods_to_clean_up", checked)
+    scenario = load_lifecycle_scenario(many_pods_scenario(16, 6), "busy-node", EXAMPLES / "scenarios", "busy-node")
+    run_lifecycle(scenario, skip_settled_resyncs=True)
+    assert answers.count(False) > 20 and answers.count(True) > 5  # both, with deletions and static pods among them

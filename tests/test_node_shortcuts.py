@@ -200,3 +200,32 @@ def generated(entries, happenings, hard, soft, transition, release) -> dict:
                                                   if kind == "resize" else
                                                   {"pullImage": {"name": f"registry.example/big:{at}", "size": "10Gi"}})})
     return doc
+
+
+@settings(max_examples=200, derandomize=True, database=None, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 200), st.sampled_from([resync_batch.SETTLED] * 4 + [resync_batch.REPEATED,
+                                                                                          resync_batch.DROPPED])),
+                max_size=12), st.integers(1, 70), st.integers(0, 300), st.integers(-5, 140))
+def test_a_perform_looks_only_at_the_takes_in_its_window(takes, step, done, length):
+    """ResyncPlan._in_window leaves out only settled takes with no tick in the window: every take with one is there,
+    in the pod manager's order."""
+    from types import SimpleNamespace
+
+    plan = resync_batch.ResyncPlan.__new__(resync_batch.ResyncPlan)
+    plan.pods = [resync_batch._Takes(f"u{i}", kind, first, step if kind == resync_batch.SETTLED else 3, 0.0,
+                                     first + 9 if kind == resync_batch.REPEATED else None)
+                 for i, (first, kind) in enumerate(takes)]
+    pods = {f"u{i}": SimpleNamespace(metadata=SimpleNamespace(namespace="ns", name=f"p{i}")) for i in range(len(takes))}
+    order = {uid: rank for rank, uid in enumerate(reversed(list(pods)))}
+    plan.kubelet = SimpleNamespace(pod_manager=SimpleNamespace(generation=1, order=order, pod_by_uid=pods))
+    plan._ordered = None
+    count = done + length
+
+    def has_a_take(entry) -> bool:
+        t = entry[0]
+        first = t.first + max(0, -(-(done - t.first) // t.step)) * t.step
+        return t.kind != resync_batch.SETTLED or bool(range(first, count, t.step))
+    window = plan._in_window(done, count)
+    everything = plan._ordered[1]
+    assert [e for e in everything if has_a_take(e)] == [e for e in window if has_a_take(e)]
+    assert [e[2] for e in window] == sorted(e[2] for e in window)

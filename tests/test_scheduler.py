@@ -7,6 +7,8 @@ v1.27 say so.
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -328,3 +330,20 @@ def test_zero_request_pod_always_fits_with_pods_capacity_left(cpu, mem, running,
     node = make_node({"cpu": f"{cpu}m", "memory": str(mem), "pods": str(running + extra_pods)})
     others = [make_pod(rl(cpu + 1, mem + 1), name=f"r{i}") for i in range(running)]
     assert scheduler.fits(make_pod(), scheduler.new_node_info(node, others)) == []
+
+
+def test_node_info_reuse_adds_up_to_the_same_node_info():
+    """Within node_info_reuse() (a batch admitted one by one), a NodeInfo over the last one's pods and more starts
+    from the last one's sums; over other pods, or a changed node, it starts afresh: the same NodeInfo either way."""
+    node, other_node = make_node({"cpu": "4", "memory": "8Gi", "pods": "10"}), make_node({"cpu": "2", "pods": "3"})
+    pods = [make_pod(rl(100 * i, 2**20 * i, aaa=i), name=f"p{i}") for i in range(1, 5)] + [ports_pod("TCP/0.0.0.0/80")]
+    calls = [(node, pods[:1]), (node, pods[:3]), (node, pods[:3]), (node, pods[1:4]), (other_node, pods[1:4]),
+             (other_node, pods), (node, [])]
+    reused = []
+    with scheduler.node_info_reuse():
+        for n, p in calls:
+            info = scheduler.new_node_info(n, list(p))
+            reused.append(copy.deepcopy(info))
+            info.requested["cpu"], info.pods[:] = -1, []  # a caller's change to one NodeInfo does not reach the next
+    fresh = [scheduler.new_node_info(n, list(p)) for n, p in calls]
+    assert reused == fresh and fresh[2].requested["cpu"] == 600 and fresh[5].used_ports

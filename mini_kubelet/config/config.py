@@ -167,6 +167,7 @@ class PodStorage:
         self.pods: dict[str, dict[str, V1Pod]] = {}
         self.mode, self.updates, self.clock, self.events = mode, updates, clock, events
         self.sources_seen: set[str] = set()
+        self.checked: dict[str, dict[str, tuple]] = {}  # source -> uid -> (stored pod, the object it was last checked against)
 
     def merge_and_send(self, source: str, change: PodUpdate) -> None:
         """Merge one update from a source and send the resulting updates, in upstream's order.
@@ -197,10 +198,13 @@ class PodStorage:
 
         Upstream: pkg/kubelet/config/config.go podStorage.merge
         Go finds a SET's removed pods by walking a map, so their order is unspecified; here it is the order
-        in which they were stored.
+        in which they were stored. A source never changes an object once sent (as upstream's sources, which hand
+        on what their caches no longer touch), so a stored pod checked against the same object before has nothing
+        to take from it: the check is not made again.
         """
         add, update, delete, remove, reconcile = [], [], [], [], []
         pods = self.pods.get(source, {})
+        checked = self.checked.setdefault(source, {})
 
         def update_pods(new_pods: list[V1Pod], old_pods: dict, pods: dict) -> None:
             for ref in filter_invalid_pods(new_pods, source, self.events):
@@ -208,6 +212,10 @@ class PodStorage:
                 existing = old_pods.get(ref.metadata.uid)
                 if existing is not None:
                     pods[ref.metadata.uid] = existing
+                    last = checked.get(ref.metadata.uid)
+                    if last is not None and last[0] is existing and last[1] is ref:
+                        continue  # the pair checked last time: existing took ref's changes then, none is left
+                    checked[ref.metadata.uid] = (existing, ref)
                     need_update, need_reconcile, need_delete = check_and_update_pod(existing, ref)
                     (update if need_update else reconcile if need_reconcile else delete if need_delete else []
                      ).append(existing)

@@ -195,6 +195,8 @@ class StatusManager:
         self.api_statuses: dict[str, V1PodStatus] = {}  # what was last sent to the API server
         self.generation = 0  # counts every change to the cached statuses
         self.api_generation = 0  # counts every status sent to the API server (api_statuses)
+        self.removals = 0  # counts the statuses removed (remove_orphaned_statuses)
+        self.changed: list[str] = []  # the UID of each change to a cached status, in order (a reader keeps its place)
         self.log: list[str] = []
         self.pod_resize_conditions: dict[str, PodResizeConditions] = {}
 
@@ -271,6 +273,7 @@ class StatusManager:
         if cached is not None and _by_kubelet_equal(cached.status, status) and not force_update:
             return
         self.generation += 1
+        self.changed.append(uid)
         self.pod_statuses[uid] = VersionedPodStatus(status, cached.version + 1 if cached else 1, pod.metadata.name,
                                                     pod.metadata.namespace, pod_is_finished,
                                                     cached.at if cached else now)
@@ -364,6 +367,7 @@ class StatusManager:
         for uid in [u for u in self.pod_statuses if u not in uids]:
             self.generation += 1
             self.api_generation += 1
+            self.removals += 1
             del self.pod_statuses[uid]
             self.api_statuses.pop(uid, None)
             self.pod_resize_conditions.pop(uid, None)

@@ -139,13 +139,18 @@ class ClusterSide:
         self.mirrors_seen = len(self.server.notes)
         if sm.generation == self.statuses_seen:
             return changed  # nothing new to write, and no deleted Pod newly finished
-        for uid, cached in list(sm.pod_statuses.items()):  # only the statuses with a new version
+        fresh = self.unwritten.union(sm.changed[self.changes_read:])  # the only ones that may have a new version
+        self.changes_read = len(sm.changed)
+        for uid in [u for u in sm.pod_statuses if u in fresh] if fresh else ():  # only the statuses with a new version
+            cached = sm.pod_statuses[uid]
             if self.versions.get(uid) == cached.version:
                 continue
             pod = self.kubelet.pod_manager.get_pod_by_uid(uid)
             stored = None if pod is None else self._stored(pod)
             if stored is None:
+                self.unwritten.add(uid)
                 continue  # not in the API (yet): written once it is
+            self.unwritten.discard(uid)
             self.versions[uid] = cached.version
             status = self.kubelet.pod_status(pod)
             if status is not None and not models_equal(status, stored.status):

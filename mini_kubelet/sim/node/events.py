@@ -68,7 +68,7 @@ class NodeRecorder:
         self.seen_worker_events = len(kl.pod_workers.events)
         if self.resize is not None:
             self.resize.collect_writes()
-        for uid, outcome in kl.handlers.rejected.items():
+        for uid, outcome in kl.handlers.rejected.items() if len(kl.handlers.rejected) != len(self.rejected) else ():
             if uid in self.rejected:
                 continue
             self.rejected.add(uid)

@@ -12,6 +12,8 @@ arriving, a container reaching its limit or its end), never further than any con
 
 from __future__ import annotations
 
+import functools
+import gc
 from datetime import datetime, timedelta
 from typing import Optional
 
@@ -39,6 +41,21 @@ POD_CLEANUP_TIMEOUT, POD_CLEANUP_POLL_FREQ = 30, 1  # eviction_manager.go waitFo
 # --8<-- [end:constants]
 
 
+def _fewer_collections(run):
+    """Run with the cyclic garbage collector's young generations larger (20,000 and 20 where Python has 700 and 10):
+    a replay makes millions of short-lived objects, and the full passes they set off, over all it keeps, find next
+    to nothing. The outcome is the same either way."""
+    @functools.wraps(run)
+    def wrapper(*args, **kwargs):
+        thresholds = gc.get_threshold()
+        gc.set_threshold(max(thresholds[0], 20_000), max(thresholds[1], 20), thresholds[2])
+        try:
+            return run(*args, **kwargs)
+        finally:
+            gc.set_threshold(*thresholds)
+    return wrapper
+
+
 class NodeReplay(ClusterSide):
     """The node, the Kubelet on it, the API server's side, and the workload the scenario describes."""
 
@@ -56,7 +73,7 @@ class NodeReplay(ClusterSide):
         self.pass_clock = Clock(self.clock.start)  # the eviction manager's: the instant of the pass it runs
         self.manager = mgr.Manager(scenario.config, self.pass_clock, image_store=self.store, kill_pod=self._kill_pod,
                                    dedicated_image_fs=scenario.dedicated_image_fs,
-                                   summary_after_reclaim=lambda: self._summary(self._active_pods()))
+                                   summary_after_reclaim=lambda: self._pass_summary(self._active_pods()))
         # --8<-- [end:wiring]
         self.resize = None  # in-place resize, wired for a scenario with a resize event
         if any(e.kind == "resize" for e in scenario.events):
@@ -77,6 +94,8 @@ class NodeReplay(ClusterSide):
         self.started: list[str] = []  # container ids the runtime started since the replay last looked
         self.static: list = []
         self.versions: dict[str, int] = {}
+        self.unwritten: set[str] = set()  # statuses not written for want of an API Pod
+        self.changes_read = 0  # how much of the status manager's changes the replay has read
         self.mirrors_seen, self.statuses_seen, self._images_seen = 0, -1, -1
         self._active: Optional[tuple] = None
         self._usage: Optional[tuple] = None
@@ -107,6 +126,7 @@ class NodeReplay(ClusterSide):
     def now(self) -> int:
         return int(self.clock.elapsed().total_seconds())
 
+    @_fewer_collections
     # --8<-- [start:run]
     def run(self) -> NodeTrace:
         """Move the node through the scenario: the Kubelet runs between the instants something is due.
@@ -428,16 +448,17 @@ class NodeReplay(ClusterSide):
     def _active_pods(self) -> list:
         """The Pods the Kubelet counts as active. Upstream: pkg/kubelet/kubelet_pods.go Kubelet.GetActivePods"""
         kl = self.kubelet
-        key = (kl.pod_manager.generation, kl.pod_workers.pod_sync_statuses.changes, len(kl.handlers.rejected),
-               kl.status_manager.generation, kl.runtime.generation)  # a worker's state moves with one of these
+        key = (kl.pod_manager.generation, kl.pod_workers.pod_sync_statuses.changes, len(kl.handlers.rejected))
         if self._active is not None and self._active[0] == key:
             return self._active[1]
-        self._active = (key, kl.get_active_pods())
-        return self._active[1]
+        active = kl.get_active_pods()
+        self._active = (key, active, {p.metadata.uid for p in active})
+        return active
 
     def _measured(self, active: list) -> list[LivePod]:
         """The Pods the stats provider reports: those active, and those with a container still running."""
-        t, uids = self.now(), {p.metadata.uid for p in active}
+        held = self._active
+        t, uids = self.now(), held[2] if held is not None and held[1] is active else {p.metadata.uid for p in active}
         pods = [lp for uid, lp in self.live.items() if uid in uids or lp.any_running()]
         return pods + [LivePod(self.plans[u], t, runtime=self.kubelet.runtime) for u in uids
                        if u not in self.live and u in self.plans]  # not started yet: measured from now
@@ -451,7 +472,8 @@ class NodeReplay(ClusterSide):
         """The Summary a pass needs: the node's figures from one aggregate of all Pods, each Pod's stats when read.
 
         synchronize reads the Pods' stats only to rank them and to check local-storage limits; otherwise the
-        node's figures decide everything. They are built the first time it looks one up (with skip_quiet_passes;
+        node's figures decide everything (as they do in the Summary it asks for after reclaiming, which it reads
+        for its thresholds alone). They are built the first time it looks one up (with skip_quiet_passes;
         without, whenever a threshold is met, still held for its minimum reclaim, or a Pod has a local-storage limit).
         """
         pods, terms, local_limits = self._usage_terms(active)

@@ -185,10 +185,15 @@ def signal_levels(scenario, terms: list[tuple], store: images.ImageStore, node_u
 def _totals(terms: list[tuple], times: list[int]) -> list[dict[str, int]]:
     """The Pods' totals at each of the times, as build_summary adds them up from NodeAggregate."""
     sums = [[0] * len(times) for _ in range(5)]
-    for series, begin, slot, count in terms:
-        row = sums[slot]
-        for i, value in enumerate(series.at_each([u - begin for u in times])):
-            row[i] += count * value
+    if len(times) == 1:  # one instant (a pass's own Summary): each series read once, as at_each would
+        u = times[0]
+        for series, begin, slot, count in terms:
+            sums[slot][0] += count * series.at(u - begin)
+    else:
+        for series, begin, slot, count in terms:
+            row = sums[slot]
+            for i, value in enumerate(series.at_each([u - begin for u in times])):
+                row[i] += count * value
     return [{"ws": ws, "rootfs": rootfs, "logs": logs, "volumes": 0, "inodes": inodes, "pids": pids}
             for ws, rootfs, logs, inodes, pids in zip(*sums)]
 # --8<-- [end:node_summaries]
