@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import io
+import json
 import os
 import re
 import shutil
@@ -181,9 +182,18 @@ OPEN_SHADOW_ROOTS = """(() => {
 })()"""
 
 
+# Every page starts Material's search: it fetches the site's index (1.6 MB) and builds it in a worker, which took
+# half of each page's load. Pages tested for something else are given an empty index and a worker that waits
+# for ever, so the search box stays as it is while the index loads; the search itself is tested with the real
+# worker and index (test_site, `search_page`).
+EMPTY_INDEX = json.dumps({"config": {"lang": ["en"], "separator": "[\\s\\-]+", "pipeline": []}, "docs": []})
+IDLE_WORKER = "// the search is left out of this page's test; test_site's search tests load the real worker\n"
+
+
 class SitePages:
-    """Pages that may reach only the site, one kept for each path asked for, each in a browser context of its
-    own; what they tried to reach outside the site and their console errors are kept until `check`."""
+    """Pages that may reach only the site, one kept for each path asked for (and search, with or without), each in
+    a browser context of its own; what they tried to reach outside the site and their console errors are kept
+    until `check`."""
 
     def __init__(self, browser, base_url: str):
         self.browser, self.base, self.contexts, self.kept, self.blocked, self.errors = browser, base_url, [], {}, [], []
@@ -192,19 +202,25 @@ class SitePages:
         self.blocked.append(request_route.request.url)
         request_route.abort()
 
-    def load(self, path: str | None, width: int = 1280, scheme: str = "light"):
+    def load(self, path: str | None, width: int = 1280, scheme: str = "light", search: bool = False):
         """The page kept for `path`, loaded anew at that width and scheme as a page of a new context is: with no
         storage (where the site keeps its colour scheme). Kept, a page compiles its scripts (Mermaid's 3.5 MB)
-        once. With no path, the page is left blank for the test to load."""
-        page = self.kept.get(path)
+        once. With no path, the page is left blank for the test to load. Without `search`, the page's search has
+        an empty index and an idle worker (EMPTY_INDEX)."""
+        page = self.kept.get((path, search))
         if page is None:
             context = self.browser.new_context()
             self.contexts.append(context)
             # Only what is outside the site is routed to this process: a pattern the browser matches itself, where
             # "**/*" would bring every request of every page here and back.
             context.route(re.compile(f"^(?!{re.escape(self.base)}/)"), self.block)
+            if not search:
+                context.route(re.compile(re.escape(self.base) + r"/(.*/)?search/search_index\.json$"),
+                              lambda route: route.fulfill(body=EMPTY_INDEX, content_type="application/json"))
+                context.route(re.compile(re.escape(self.base) + r"/(.*/)?workers/search\.[0-9a-f]+\.min\.js$"),
+                              lambda route: route.fulfill(body=IDLE_WORKER, content_type="text/javascript"))
             context.add_init_script(OPEN_SHADOW_ROOTS)
-            page = self.kept[path] = context.new_page()
+            page = self.kept[(path, search)] = context.new_page()
             page.on("console", lambda message: message.type == "error" and self.errors.append(message.text))
             page.on("pageerror", lambda error: self.errors.append(str(error)))
             page.base = self.base
@@ -246,8 +262,14 @@ def load_page(site_pages):
 
 @pytest.fixture
 def page(load_page):
-    """A blank page at a laptop's width, in the light scheme, with no storage."""
+    """A blank page at a laptop's width, in the light scheme, with no storage (its search idle: EMPTY_INDEX)."""
     return load_page(None)
+
+
+@pytest.fixture
+def search_page(load_page):
+    """A blank page as `page`, whose search loads the site's index into Material's own worker."""
+    return load_page(None, search=True)
 
 
 @pytest.fixture

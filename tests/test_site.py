@@ -57,7 +57,8 @@ def test_the_playbook_is_open_in_the_sidebar_of_every_page_and_other_sections_ke
 
 
 @pytest.mark.parametrize("term", ["eviction", "kubelet"])
-def test_search_returns_results(page, term):
+def test_search_returns_results(search_page, term):
+    page = search_page
     page.goto(page.base + "/")
     search = page.locator("input.md-search__input")
     search.click()

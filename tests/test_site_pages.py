@@ -227,37 +227,29 @@ def test_every_page_draws_its_diagrams_and_logs_no_error(site, site_pages):
     out, _ = site
     paths = built_pages(out)
     assert len(paths) >= 60 and "/chapter-1/termination-and-grace/" in paths
-    page = site_pages.load(None)
-    # Each page would index the whole site for search again (1.9 MB, in a worker): here the index is empty, with
-    # the site's own search settings (the search itself is test_site's).
-    index = json.loads((out / "search" / "search_index.json").read_text(encoding="utf-8"))
-    empty = json.dumps({**index, "docs": []})
-    page.route("**/search/search_index.json", lambda route: route.fulfill(body=empty, content_type="application/json"))
+    page = site_pages.load(None)  # its search idle, as on every page tested for something else (conftest.py)
     problems, diagrams = {}, 0
-    try:
-        for path in paths:
-            errors = len(site_pages.errors)
-            expected = (out / path.strip("/") / "index.html").read_text(encoding="utf-8").count('<pre class="mermaid">')
-            page.goto(page.base + path, wait_until="load" if path == paths[-1] else "domcontentloaded")  # scripts have run
-            if expected:
-                page.wait_for_function("() => !document.querySelector('pre.mermaid')"
-                                       " || document.querySelector('svg[aria-roledescription=error]')", timeout=30_000)
-            found = page.evaluate(DIAGRAMS)
-            page.evaluate("0")  # a round trip: what the page logged has been reported
-            wrong = [f"a diagram left as its source: {first!r}" for first in found["source"]]
-            wrong += [f"Mermaid drew {found['failed']} error diagram(s)"] if found["failed"] else []
-            wrong += [f"{len(found['drawn'])} diagrams drawn of {expected}"] if len(found["drawn"]) != expected else []
-            wrong += [f"a diagram drawn at {w:.0f}x{h:.0f} px" for w, h in found["drawn"] if w < 100 or h < 50]
-            wrong += [f"a sequence diagram's labels drawn at {d['smallest']:.1f} px, the text at {d['body']:g} px"
-                      for d in (page.evaluate(DIAGRAM_LABELS) if expected else []) if d["kind"] == "sequence"
-                      and d["smallest"] < d["body"] - 0.01]
-            wrong += [f"console: {error.splitlines()[0]}" for error in site_pages.errors[errors:]]
-            del site_pages.errors[errors:]
-            if wrong:
-                problems[path] = wrong
-            diagrams += expected
-    finally:
-        page.unroute("**/search/search_index.json")
+    for path in paths:
+        errors = len(site_pages.errors)
+        expected = (out / path.strip("/") / "index.html").read_text(encoding="utf-8").count('<pre class="mermaid">')
+        page.goto(page.base + path, wait_until="load" if path == paths[-1] else "domcontentloaded")  # scripts have run
+        if expected:
+            page.wait_for_function("() => !document.querySelector('pre.mermaid')"
+                                   " || document.querySelector('svg[aria-roledescription=error]')", timeout=30_000)
+        found = page.evaluate(DIAGRAMS)
+        page.evaluate("0")  # a round trip: what the page logged has been reported
+        wrong = [f"a diagram left as its source: {first!r}" for first in found["source"]]
+        wrong += [f"Mermaid drew {found['failed']} error diagram(s)"] if found["failed"] else []
+        wrong += [f"{len(found['drawn'])} diagrams drawn of {expected}"] if len(found["drawn"]) != expected else []
+        wrong += [f"a diagram drawn at {w:.0f}x{h:.0f} px" for w, h in found["drawn"] if w < 100 or h < 50]
+        wrong += [f"a sequence diagram's labels drawn at {d['smallest']:.1f} px, the text at {d['body']:g} px"
+                  for d in (page.evaluate(DIAGRAM_LABELS) if expected else []) if d["kind"] == "sequence"
+                  and d["smallest"] < d["body"] - 0.01]
+        wrong += [f"console: {error.splitlines()[0]}" for error in site_pages.errors[errors:]]
+        del site_pages.errors[errors:]
+        if wrong:
+            problems[path] = wrong
+        diagrams += expected
     assert diagrams >= 15
     assert not problems, "\n".join(f"{path}: {'; '.join(wrong)}" for path, wrong in problems.items())
     site_pages.check()  # and no page reached outside the site
