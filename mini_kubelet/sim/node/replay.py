@@ -90,6 +90,7 @@ class NodeReplay(ClusterSide):
         self.node_usage = dict(scenario.node_usage)
         self.plans: dict[str, NodePod] = {}
         self.live: dict[str, LivePod] = {}
+        self.stopped: set[str] = set()  # live Pods found with no container running: none runs till the runtime starts one
         self.ends: dict[str, tuple[int, Optional[int]]] = {}  # running container id -> (second, exit code; None = OOM)
         self.started: list[str] = []  # container ids the runtime started since the replay last looked
         self.static: list = []
@@ -121,6 +122,7 @@ class NodeReplay(ClusterSide):
         def start_container(container_id: str) -> None:  # the workload's process starts when the runtime starts it
             start(container_id)
             self.started.append(container_id)
+            self.stopped.discard(self.kubelet.runtime.containers[container_id].pod_uid)
         self.kubelet.runtime.start_container = start_container
 
     def now(self) -> int:
@@ -459,7 +461,12 @@ class NodeReplay(ClusterSide):
         """The Pods the stats provider reports: those active, and those with a container still running."""
         held = self._active
         t, uids = self.now(), held[2] if held is not None and held[1] is active else {p.metadata.uid for p in active}
-        pods = [lp for uid, lp in self.live.items() if uid in uids or lp.any_running()]
+        pods, stopped = [], self.stopped
+        for uid, lp in self.live.items():
+            if uid in uids or uid not in stopped and lp.any_running():
+                pods.append(lp)
+            else:  # only StartContainer makes a container run again (it takes the Pod out of `stopped`)
+                stopped.add(uid)
         return pods + [LivePod(self.plans[u], t, runtime=self.kubelet.runtime) for u in uids
                        if u not in self.live and u in self.plans]  # not started yet: measured from now
 
