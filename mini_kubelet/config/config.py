@@ -168,6 +168,7 @@ class PodStorage:
         self.mode, self.updates, self.clock, self.events = mode, updates, clock, events
         self.sources_seen: set[str] = set()
         self.checked: dict[str, dict[str, tuple]] = {}  # source -> uid -> (stored pod, the object it was last checked against)
+        self.full_names: dict[str, dict[str, tuple]] = {}  # source -> uid -> (the object last sent, its full name)
 
     def merge_and_send(self, source: str, change: PodUpdate) -> None:
         """Merge one update from a source and send the resulting updates, in upstream's order.
@@ -200,26 +201,36 @@ class PodStorage:
         Go finds a SET's removed pods by walking a map, so their order is unspecified; here it is the order
         in which they were stored. A source never changes an object once sent (as upstream's sources, which hand
         on what their caches no longer touch), so a stored pod checked against the same object before has nothing
-        to take from it: the check is not made again.
+        to take from it: the check is not made again (nor is the object's source annotation set again), and an
+        object's full name is read once. An update whose full names are all different has no duplicate to filter.
         """
         add, update, delete, remove, reconcile = [], [], [], [], []
         pods = self.pods.get(source, {})
         checked = self.checked.setdefault(source, {})
 
         def update_pods(new_pods: list[V1Pod], old_pods: dict, pods: dict) -> None:
-            for ref in filter_invalid_pods(new_pods, source, self.events):
-                _annotations(ref)[types.CONFIG_SOURCE_ANNOTATION_KEY] = source  # before any comparison
-                existing = old_pods.get(ref.metadata.uid)
+            last_names, names = self.full_names.get(source, {}), {}
+            for ref in new_pods:
+                known = last_names.get(ref.metadata.uid)
+                names[ref.metadata.uid] = known if known is not None and known[0] is ref else (ref, get_pod_full_name(ref))
+            if change.op == SET:
+                self.full_names[source] = names
+            distinct = len(names) == len(new_pods) and len({name for _, name in names.values()}) == len(new_pods)
+            for ref in new_pods if distinct else filter_invalid_pods(new_pods, source, self.events):
+                uid = ref.metadata.uid
+                existing = old_pods.get(uid)
                 if existing is not None:
-                    pods[ref.metadata.uid] = existing
-                    last = checked.get(ref.metadata.uid)
+                    pods[uid] = existing
+                    last = checked.get(uid)
                     if last is not None and last[0] is existing and last[1] is ref:
-                        continue  # the pair checked last time: existing took ref's changes then, none is left
-                    checked[ref.metadata.uid] = (existing, ref)
+                        continue  # the pair checked last time: ref has its annotation, existing took its changes
+                    _annotations(ref)[types.CONFIG_SOURCE_ANNOTATION_KEY] = source  # before any comparison
+                    checked[uid] = (existing, ref)
                     need_update, need_reconcile, need_delete = check_and_update_pod(existing, ref)
                     (update if need_update else reconcile if need_reconcile else delete if need_delete else []
                      ).append(existing)
                     continue
+                _annotations(ref)[types.CONFIG_SOURCE_ANNOTATION_KEY] = source
                 ref.metadata.annotations[types.CONFIG_FIRST_SEEN_ANNOTATION_KEY] = new_timestamp(self.clock)
                 pods[ref.metadata.uid] = ref
                 add.append(ref)
