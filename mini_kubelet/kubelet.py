@@ -179,7 +179,7 @@ def filter_out_inactive_pods(pods: list[V1Pod], *, known_terminated: Iterable = 
     status_phases, terminal = status_phases or {}, ("Succeeded", "Failed")
     active = []
     for pod in pods:
-        key = _key(pod)
+        key = pod.metadata.uid or id(pod)  # _key, inline: it is read for every pod the node holds
         if key in known_terminated:
             continue
         phase = pod.status.phase if pod.status is not None else None

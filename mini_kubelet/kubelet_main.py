@@ -135,7 +135,7 @@ class Kubelet:
         desired = self.pod_manager.pod_by_uid
         statuses = self.pod_workers.pod_sync_statuses
         quiet = (err is None and self._housekeeping_inputs() == seen and all(uid in desired for uid in statuses)
-                 and not any(status.restart_requested for status in statuses.values()))
+                 and not self.pod_workers.any_restart_requested())
         self.settled_housekeeping = seen if quiet else None
         return err
 
@@ -146,7 +146,7 @@ class Kubelet:
         return not (statuses.keys() <= desired and self.status_manager.pod_statuses.keys() <= desired
                     and runtime.sandboxes.by_pod.keys() <= statuses.keys()
                     and runtime.containers.by_pod.keys() <= statuses.keys()
-                    and not any(status.restart_requested for status in statuses.values()))
+                    and not self.pod_workers.any_restart_requested())
 
     def _housekeeping_inputs(self) -> tuple[int, int, int, int]:
         return (self.pod_manager.generation, self.pod_workers.pod_sync_statuses.changes,

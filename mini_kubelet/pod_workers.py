@@ -122,10 +122,17 @@ class PodWorkers(PodWorkerLoop):
         self.last_sync_time: dict[str, Optional[datetime]] = {}  # each worker goroutine's lastSyncTime
         self.waiting: dict[str, list] = {}  # workers blocked in GetNewerThan: [ctx, work, data or None]
         self.delivered: set[str] = set()  # waiting workers the cache has answered (their data is in)
+        self.restarts_requested: set[str] = set()  # the UIDs whose worker status was ever set restart_requested
         self.log: list[str] = []
         self.events: list = []  # (pod, (type, reason, message)) as the event recorder writes them
 
     # -- queries other parts of the kubelet ask --
+    def any_restart_requested(self) -> bool:
+        """Whether a worker's status asks for a restart; read only where one was ever asked, and forgotten once gone."""
+        statuses = self.pod_sync_statuses
+        self.restarts_requested.intersection_update(statuses.keys())
+        return any(statuses[uid].restart_requested for uid in self.restarts_requested)
+
     def is_pod_known_terminated(self, uid: str) -> bool:
         """Upstream: podWorkers.IsPodKnownTerminated"""
         status = self.pod_sync_statuses.get(uid)
@@ -209,6 +216,7 @@ class PodWorkers(PodWorkerLoop):
                 pod = _to_api_pod(options.running_pod)
         if not first_time and status.is_termination_requested() and options.update_type == SyncPodType.CREATE:
             status.restart_requested = True  # a new pod with the UID of a terminating one: restarted later
+            self.restarts_requested.add(uid)
             return
         if status.finished:
             return  # a finished UID takes no more updates until SyncKnownPods forgets it

@@ -41,15 +41,17 @@ class APIServer:
         """
         sent = {}
         for uid, pod in self.pods.items():
-            meta, last = pod.metadata, self._sent.get(uid)
-            mark = (pod, pod.status, meta.deletion_timestamp, meta.deletion_grace_period_seconds)
+            meta, last, status = pod.metadata, self._sent.get(uid), pod.status
+            if (last is not None and last[0] is pod and last[1] is status and last[2] == meta.deletion_timestamp
+                    and last[3] == meta.deletion_grace_period_seconds):
+                sent[uid] = last
+                continue
+            mark = (pod, status, meta.deletion_timestamp, meta.deletion_grace_period_seconds)
             if last is None or last[0] is not pod:
                 sent[uid] = mark + (api.deep_copy(pod),)
-            elif last[1] is not pod.status or last[2:4] != mark[2:]:
+            else:
                 sent[uid] = mark + (pod.model_copy(update={"metadata": api.deep_copy(meta), "spec": last[4].spec,
                                                            "status": api.deep_copy(pod.status)}),)
-            else:
-                sent[uid] = last
         self._sent = sent
         self.kubelet.send(types.API_SERVER_SOURCE, [entry[4] for entry in sent.values()])
 
