@@ -116,6 +116,24 @@ def test_signal_levels_are_what_a_pass_observes():
             {k: (v.available, v.capacity) for k, v in observed.items() if k in wanted}
 
 
+
+def test_the_measured_pods_are_the_active_ones_and_those_still_running():
+    """A live Pod found with nothing running is not asked again until StartContainer starts one of its containers:
+    at every call the measured Pods are what asking every live Pod gives (an evicted Pod is left out once stopped)."""
+    replay = NodeReplay(example(EXAMPLES / "scenarios" / "node-evicted-replacement.yaml"))
+    measured, calls = replay._measured, []
+
+    def checked(active):
+        got, uids = measured(active), {p.metadata.uid for p in active}
+        every = [lp for uid, lp in replay.live.items() if uid in uids or lp.any_running()]
+        unstarted = [u for u in uids if u not in replay.live and u in replay.plans]
+        assert got[:len(every)] == every and sorted(lp.uid for lp in got[len(every):]) == sorted(unstarted)
+        calls.append(len(replay.stopped))
+        return got
+    replay._measured = checked
+    replay.run()
+    assert max(calls, default=0) > 0
+
 # --- generated node scenarios: a few Pods, crash loops, kills at the limit, pressure, deletions, usage changes ---
 
 def _pod(i: int, memory, limit, run, replica_set: bool, ephemeral: bool, static: bool) -> dict:
