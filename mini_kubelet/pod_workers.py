@@ -130,8 +130,8 @@ class PodWorkers(PodWorkerLoop):
     def any_restart_requested(self) -> bool:
         """Whether a worker's status asks for a restart; read only where one was ever asked, and forgotten once gone."""
         statuses = self.pod_sync_statuses
-        self.restarts_requested.intersection_update(statuses.keys())
-        return any(statuses[uid].restart_requested for uid in self.restarts_requested)
+        restarts = self.restarts_requested = {uid for uid in self.restarts_requested if uid in statuses}
+        return any(statuses[uid].restart_requested for uid in restarts)
 
     def is_pod_known_terminated(self, uid: str) -> bool:
         """Upstream: podWorkers.IsPodKnownTerminated"""
