@@ -116,7 +116,6 @@ def test_signal_levels_are_what_a_pass_observes():
             {k: (v.available, v.capacity) for k, v in observed.items() if k in wanted}
 
 
-
 def test_the_measured_pods_are_the_active_ones_and_those_still_running():
     """A live Pod found with nothing running is not asked again until StartContainer starts one of its containers:
     at every call the measured Pods are what asking every live Pod gives (an evicted Pod is left out once stopped)."""
@@ -133,6 +132,7 @@ def test_the_measured_pods_are_the_active_ones_and_those_still_running():
     replay._measured = checked
     replay.run()
     assert max(calls, default=0) > 0
+
 
 # --- generated node scenarios: a few Pods, crash loops, kills at the limit, pressure, deletions, usage changes ---
 
