@@ -4,8 +4,10 @@ lunr minimises the set of indexed words by comparing each node's `TokenSet.toStr
 letter and its target's number side by side. When words hold digits, two different nodes can write the same
 string ("1" + "23" + "4" + "5" reads like "1" + "2" + "3" + "45"), lunr merges them, and a query then expands
 to a word the index does not hold: the search fails with "Invalid query" and shows nothing (on this site,
-a search for `kubelet`). A comma after each number makes the strings unambiguous and changes no result.
-See lunr.js issue 503, open since 2021; lunr 2.3.9 is its last release.
+a search for `kubelet`). A comma after each number makes the strings unambiguous: nodes are merged only when
+they accept the same words, so every search the bug did not break finds what it found before. lunr 2.3.9
+(2020) is its last release; lunr.js issue 503, words with digits that an index does not find, looks like
+the same flaw from the other side.
 """
 
 from __future__ import annotations
