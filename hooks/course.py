@@ -51,6 +51,7 @@ from mkdocs.structure.files import File
 from mkdocs.utils import get_relative_url
 
 from mini_kubelet.labs import notebooks
+from mini_kubelet.sim.figure import NARROW as NARROW_PLOT  # inches: the width a phone's column is shown a plot at
 
 PLOTS = "assets/plots"  # where the scenario plots are published in the site
 
@@ -238,12 +239,11 @@ def release_tabs(command: str, expected_exit: str) -> str:
             + f'\n\n??? note "The lines that differ (- v{COMPARED[0]}, + v{COMPARED[1]})"\n\n    ```diff\n{summary}\n    ```')
 
 
-NARROW_PLOT = 4  # inches: the width a phone's column is shown a scenario plot at (mini_kubelet/sim/figure.py)
 PHONE = "(max-width: 44.984375em)"  # where Material lays a page out for a phone
 
 
 def plot_command(scenario: str, target: Path, narrow: bool = False) -> str:
-    return f"mini-kubelet run {scenario} --plot {target}" + (f" --plot-width {NARROW_PLOT}" if narrow else "")
+    return f"mini-kubelet run {scenario} --plot {target}" + (f" --plot-width {NARROW_PLOT:g}" if narrow else "")
 
 
 def plot_targets(scenario: str, plots: Path) -> dict[str, Path]:

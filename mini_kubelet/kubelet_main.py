@@ -132,9 +132,8 @@ class Kubelet:
             self.settled_housekeeping = seen
             return None
         err = self.handle_pod_cleanups()
-        desired = self.pod_manager.pod_by_uid
-        statuses = self.pod_workers.pod_sync_statuses
-        quiet = (err is None and self._housekeeping_inputs() == seen and all(uid in desired for uid in statuses)
+        quiet = (err is None and self._housekeeping_inputs() == seen
+                 and self.pod_workers.pod_sync_statuses.keys() <= self.pod_manager.pod_by_uid.keys()
                  and not self.pod_workers.any_restart_requested())
         self.settled_housekeeping = seen if quiet else None
         return err

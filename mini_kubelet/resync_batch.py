@@ -51,7 +51,7 @@ class ResyncPlan:
         for due, uid in sorted((due, uid) for uid, due in kubelet.work_queue.queue.items()):
             if due >= self.busy:
                 break  # taken at the first tick after busy, or later: past the stretch
-            first = 0 if due < first_tick else (due - first_tick) // period + 1  # index_after(due)
+            first = self.index_after(due)
             pod = manager.pod_by_uid.get(uid)
             if pod is None:  # getPodsToSync leaves out a UID the pod manager no longer has
                 self.pods.append(_Takes(uid, DROPPED, first))
