@@ -93,6 +93,22 @@ def test_only_pages_with_a_diagram_load_the_sites_own_mermaid(site):
     assert "unpkg.com" not in (out / "chapter-0" / "index.html").read_text(encoding="utf-8")
 
 
+def test_lab_pages_link_the_notebook_styles_once_written_instead_of_holding_them(site):
+    """hooks/lab_styles.py: each lab page links the notebook's stylesheets, which the site holds once."""
+    out, _ = site
+    sheets = {path.name: path.stat().st_size for path in (out / "assets" / "notebook").glob("*.css")}
+    assert sum(sheets.values()) > 500_000  # JupyterLab's stylesheets
+    labs = sorted((out / "labs").glob("*/index.html"))
+    assert len(labs) >= 6
+    for html in labs:
+        text = html.read_text(encoding="utf-8")
+        linked = re.findall(r'<link rel="stylesheet" href="\.\./\.\./assets/notebook/([0-9a-f]{12}\.css)">', text)
+        assert sorted(linked) == sorted(sheets), html.relative_to(out)
+        inline = [len(css) for css in re.findall(r"<style[^>]*>(.*?)</style>", text, re.S)]
+        assert max(inline, default=0) < 2_000 and "<style>\n        ['" not in text, html.relative_to(out)
+        assert len(text) < 600_000, html.relative_to(out)
+
+
 def test_upstream_links_point_at_the_tag(page):
     extra = mkdocs_extra()
     page.goto(page.base + "/chapter-0/")
