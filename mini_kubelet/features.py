@@ -185,6 +185,10 @@ class FeatureGate:
             return self.enabled_gates[name]
         return bool(spec and spec.default)
 
+    def release_at_least(self, release: str) -> bool:
+        """Whether the profile's release is `release` or later: for a change upstream made with no gate."""
+        return _minor(self.release) >= _minor(release)
+
     def changed(self, name: str) -> bool:
         """Whether this release has an ungated change (UNGATED_CHANGES) of the course's topics."""
         return _minor(self.release) >= _minor(UNGATED_CHANGES[name].release)

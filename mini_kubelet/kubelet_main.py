@@ -170,7 +170,7 @@ class Kubelet:
 
     def is_idle(self) -> bool:
         pleg, workers, handlers = self.pleg, self.pod_workers, self.handlers
-        return not (self.config.updates or pleg.event_channel or pleg.pods_to_reinspect
+        return not (self.config.updates or pleg.event_channel or pleg.pods_to_reinspect or pleg.reinspect_requested
                     or pleg.listed_generation != self.runtime.generation or workers.pod_updates.notified
                     or workers.delivered or workers.waiting or self.pod_cache.subscribers
                     or handlers.pod_sync_loop_handlers or not handlers.sources_ready.all_ready()

@@ -463,7 +463,7 @@ def test_a_raised_memory_limit_keeps_the_kernel_from_killing_the_container():
     assert trace.oom_kills == []
     assert [(w["time"], w["cgroup"], w["new"]) for w in trace.cgroups if w["file"] == "memory.max"] == [
         (60, "/kubepods/burstable/podweb", str(Gi)), (60, "app", str(Gi))]  # a limit that grows: the pod's first
-    assert [(r["time"], r["status"]) for r in trace.resizes] == [(60, "True"), (121, "removed")]
+    assert [(r["time"], r["status"]) for r in trace.resizes] == [(60, "True"), (61, "removed")]  # the PLEG's PodSync
 
 
 def test_a_resize_whose_policy_is_restart_container_restarts_it():

@@ -234,3 +234,54 @@ def test_relist_timestamp_unblocks_waiters():
     clock.advance(1)
     pleg.relist()
     assert len(woken) == 1 and woken[0].status.id == "nobody" and pleg.cache.timestamp == clock.now()
+
+
+# v1.36.5 pkg/kubelet/pleg/generic_test.go TestReinspect: (requested, already listed for reinspection, inspection
+# error, reinspection still wanted after the relist, a PodSync sent). Its last row (the Pod gone from the runtime)
+# is not ported: the retry reads the Pod object it kept, as v1.27's does, where v1.36 drops the cache entry.
+REINSPECT = [
+    pytest.param(True, False, None, False, True, id="requested, not listed before, success"),
+    pytest.param(True, False, RuntimeError("fail"), True, False, id="requested, not listed before, failure"),
+    pytest.param(True, True, None, False, True, id="requested and already listed, success"),
+    pytest.param(True, True, RuntimeError("fail"), True, False, id="requested and already listed, failure"),
+    pytest.param(False, False, None, False, False, id="not requested"),
+    pytest.param(False, True, None, False, True, id="not requested, already listed, success"),
+    pytest.param(False, True, RuntimeError("fail"), True, False, id="not requested, already listed, failure"),
+]
+
+
+@pytest.mark.parametrize("requested, listed, error, still_wanted, pod_sync", REINSPECT)
+def test_reinspect_v1_36(requested, listed, error, still_wanted, pod_sync):
+    """A Pod whose status is read again, asked for (RequestReinspect, as a resize does) or after a failed
+    inspection, gets a PodSync in v1.36 once the reading succeeds; its containers need not have changed."""
+    from mini_kubelet.features import release_profile
+    from mini_kubelet.pleg import POD_SYNC
+
+    with release_profile("1.36"):
+        pleg, runtime, _ = new_pleg(cache=True)
+        same = pod("test-pod")
+        runtime.pods, runtime.statuses = [same], {"test-pod": PodStatus(id="test-pod", name="name", namespace="ns")}
+        pleg.relist()  # podRecords holds the Pod, unchanged from now on
+        if listed:  # a failed inspection before
+            pleg.pods_to_reinspect["test-pod"] = same
+        if requested:
+            pleg.request_reinspect("test-pod")
+        if error is not None:
+            runtime.statuses["test-pod"] = error
+        status = runtime.statuses["test-pod"]
+        pleg.relist()
+        wanted = "test-pod" in pleg.pods_to_reinspect or "test-pod" in pleg.reinspect_requested
+        assert (wanted, drain(pleg.watch())) == (still_wanted, [("test-pod", POD_SYNC, "")] if pod_sync else [])
+        if requested or listed:
+            cached = pleg.cache.get("test-pod")
+            assert cached.err is error and (error is not None or cached.status is status)
+
+
+def test_reinspect_is_v1_36s():
+    """Under v1.27 a failed inspection retried sends no event (TestRelistWithReinspection above, at v1.27)."""
+    pleg, runtime, _ = new_pleg(cache=True)
+    runtime.pods, runtime.statuses = [pod("test-pod")], {"test-pod": PodStatus(id="test-pod", name="", namespace="")}
+    pleg.relist()
+    pleg.pods_to_reinspect["test-pod"] = runtime.pods[0]
+    pleg.relist()
+    assert drain(pleg.watch()) == []

@@ -94,13 +94,15 @@ def test_a_memory_limit_under_the_usage_is_an_error_and_nothing_is_lowered():
 
 def test_in_progress_stays_until_the_next_sync_as_v1_36_5_syncpod_checks_it_first():
     """v1.36.5 pkg/kubelet/kubelet.go Kubelet.SyncPod sets or clears PodResizeInProgress before the runtime's sync:
-    the sync that writes the cgroups leaves it set, and the Pod's next sync (its resync) clears it, with the event
-    ResizeCompleted. Clearing it after the writes, in the same sync, would remove it at 20s."""
+    the sync that writes the cgroups leaves it set, and the Pod's next sync clears it, with the event
+    ResizeCompleted. That sync comes from the PLEG: doPodResizeAction asks it to read the Pod again, and its next
+    relist, a second later, sends a PodSync (pleg/generic.go reconcilePodRecord). Clearing the condition after the
+    writes, in the same sync, would remove it at 20s; waiting for the Pod's resync, at 81s."""
     timeline = replay(example("cpu-up"))
     writes = {w["time"] for w in timeline.cgroups}
-    assert [(r["time"], r["status"]) for r in timeline.resizes] == [(20, "True"), (81, "removed")] and writes == {20}
+    assert [(r["time"], r["status"]) for r in timeline.resizes] == [(20, "True"), (21, "removed")] and writes == {20}
     completed = [e for e in timeline.events if e["reason"] == "ResizeCompleted"]
-    assert [(e["time"], e["type"]) for e in completed] == [(81, "Normal")] and '"generation":2' in completed[0]["message"]
+    assert [(e["time"], e["type"]) for e in completed] == [(21, "Normal")] and '"generation":2' in completed[0]["message"]
 
 
 def test_a_failed_resize_is_an_error_once_with_one_resize_error_event():

@@ -11,7 +11,7 @@ resize metrics.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Callable, Optional
 
 from kubernetes.client import V1Container, V1Pod, V1ResourceRequirements
 
@@ -44,6 +44,7 @@ class ResizeState:
     cpu_cfs_quota: bool = True
     cpu_cfs_quota_period: int = QUOTA_PERIOD
     pod_stats: dict[str, PodStats] = field(default_factory=dict)
+    request_reinspect: Optional[Callable[[str], None]] = None  # runtimeHelper.RequestPodReinspect: the PLEG's
 
 
 def merge_resource_config(source: Optional[ResourceConfig], update: Optional[ResourceConfig]) -> Optional[ResourceConfig]:
@@ -175,6 +176,8 @@ def do_pod_resize_action(runtime: RuntimeService, pod: V1Pod, changes, state: Re
     if infeasible is not None:
         result.fail(ERR_RESIZE_POD_IN_PLACE, infeasible)
         return result
+    if state.request_reinspect is not None:  # the Pod's status is read again however the writes go (v1.36)
+        state.request_reinspect(pod.metadata.uid)
 
     def set_pod_cgroup_config(resource: str, limit: bool) -> None:
         if resource == "memory":

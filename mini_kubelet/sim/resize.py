@@ -80,7 +80,8 @@ def wire_resize(kubelet, node, memory_capacity: int, *, cpu_manager_policy: str 
     predicate; the cgroup writes are stamped with the kubelet's clock as they happen.
     """
     kubelet.runtime.cgroup_writes = TimedWrites(kubelet.clock, kubelet.runtime.cgroup_writes)
-    state = ResizeState(pod_cgroups=PodContainerManager(writes=kubelet.runtime.cgroup_writes), memory_capacity=memory_capacity)
+    state = ResizeState(pod_cgroups=PodContainerManager(writes=kubelet.runtime.cgroup_writes), memory_capacity=memory_capacity,
+                        request_reinspect=kubelet.pleg.request_reinspect)
     if pod_stats is not None:
         state.pod_stats = pod_stats
     handlers = kubelet.handlers
