@@ -155,7 +155,7 @@ CASES.append(Case(
     "resize-stuck", run("resize-deferred"), run("resize-deferred-batch-request-1"),
     ("pods", 1, "manifest", "spec", "containers", 0, "resources", "requests", "cpu"), "`batch` requests 1 CPU",
     resize_conditions, [(10, "api", "PodResizePending", "True", "Deferred")],
-    [(10, "api", "PodResizeInProgress", "True", ""), (71, "api", "PodResizeInProgress", "removed", "")],
+    [(10, "api", "PodResizeInProgress", "True", ""), (11, "api", "PodResizeInProgress", "removed", "")],
     ("Node didn't have enough resource: cpu, requested: 2000, used: 2500, capacity: 4000", "ResizeDeferred")))
 IDS = [f"{c.page}:{c.changed[-1]}" for c in CASES]
 
