@@ -114,6 +114,7 @@ UNGATED_CHANGES: dict[str, Change] = {
     "SidecarHostPorts": Change("1.34", "#132040", "the NodePorts check counts the host ports of sidecar containers"),
     "FailCgroupV1": Change("1.35", "#134298", "failCgroupV1 defaults to true: the kubelet refuses to start on cgroup v1"),
     "ResizeStaticPods": Change("1.36", "#135856", "the kubelet no longer refuses to resize a static pod in place"),
+    "PodSyncAfterReinspection": Change("1.36", "#137363", "a Pod's status read again, as a resize asks, ends in a PodSync at that relist"),
     # In v1.36.4 (#141004, the cherry-pick of #140387); the profile stands for v1.36.5.
     "ResizeStartingContainers": Change("1.36", "#141004", "a container that starts with resized resources resizes its pod cgroup first"),
 }
@@ -184,10 +185,6 @@ class FeatureGate:
         if name in self.enabled_gates:
             return self.enabled_gates[name]
         return bool(spec and spec.default)
-
-    def release_at_least(self, release: str) -> bool:
-        """Whether the profile's release is `release` or later: for a change upstream made with no gate."""
-        return _minor(self.release) >= _minor(release)
 
     def changed(self, name: str) -> bool:
         """Whether this release has an ungated change (UNGATED_CHANGES) of the course's topics."""

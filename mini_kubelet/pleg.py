@@ -207,9 +207,9 @@ class GenericPLEG:
                 self.reinspect_requested.add(pid)  # asked again at the next relist
                 continue
             self._update_record(pid)
-            self._send(PodLifecycleEvent(pid, POD_SYNC))  # v1.36 reconcilePodRecord: a PodSync after it
+            self._send(PodLifecycleEvent(pid, POD_SYNC))  # v1.36 reconcilePodRecord (v1.32-1.35: a watch condition)
         if self.cache is not None:
-            sync_after = features.DEFAULT_FEATURE_GATE.release_at_least("1.36")  # v1.27: the retry sends nothing
+            sync_after = features.DEFAULT_FEATURE_GATE.changed("PodSyncAfterReinspection")  # v1.27: none
             for pid, pod in self.pods_to_reinspect.items():
                 if self.update_cache(pod, pid) is not None:
                     needs_reinspection[pid] = pod
