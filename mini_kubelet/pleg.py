@@ -200,15 +200,15 @@ class GenericPLEG:
                     continue
                 self._send(event)
         requested, self.reinspect_requested = self.reinspect_requested, set()
-        for pid in sorted(requested - events_by_pod_id.keys() - self.pods_to_reinspect.keys()):  # others: below
-            if pid not in self.pod_records or self.cache is None:
-                continue
-            if self.update_cache(self.pod_records[pid][1], pid) is not None:
-                self.reinspect_requested.add(pid)  # asked again at the next relist
-                continue
-            self._update_record(pid)
-            self._send(PodLifecycleEvent(pid, POD_SYNC))  # v1.36 reconcilePodRecord (v1.32-1.35: a watch condition)
         if self.cache is not None:
+            for pid in sorted(requested - events_by_pod_id.keys() - self.pods_to_reinspect.keys()):  # others: below
+                if pid not in self.pod_records:
+                    continue
+                if self.update_cache(self.pod_records[pid][1], pid) is not None:
+                    self.reinspect_requested.add(pid)  # asked again at the next relist
+                    continue
+                self._update_record(pid)
+                self._send(PodLifecycleEvent(pid, POD_SYNC))  # v1.36 reconcilePodRecord (v1.32-1.35: a watch condition)
             sync_after = features.DEFAULT_FEATURE_GATE.changed("PodSyncAfterReinspection")  # v1.27: none
             for pid, pod in self.pods_to_reinspect.items():
                 if self.update_cache(pod, pid) is not None:
