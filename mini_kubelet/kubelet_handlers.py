@@ -99,16 +99,16 @@ class KubeletHandlers:
         start = self.clock.now()
         for pod in pods:
             self.pod_manager.delete_pod(pod)
+            if self.allocation is not None:
+                self.allocation.remove_pod(pod.metadata.uid)
             if types.is_mirror_pod(pod):
                 self.handle_mirror_pod(pod, start)
                 continue
             err = self.delete_pod(pod)
             if err:  # housekeeping will delete it later
                 self.log.append(f"Failed to delete pod {pod.metadata.namespace}/{pod.metadata.name}: {err}")
-            if self.allocation is not None:  # its room is free: a Deferred resize may fit now
-                self.allocation.remove_pod(pod.metadata.uid)
-                if self.allocation.has_pending_resizes():
-                    self.allocation.retry_pending_resizes("pods_removed")
+        if self.allocation is not None:  # their room is free: a Deferred resize may fit now (and the ticker resets)
+            self.allocation.retry_pending_resizes("pods_removed")
 
     def handle_pod_reconcile(self, pods: list[V1Pod]) -> None:
         """Pods whose status alone changed: sync if the Ready condition needs it; clean an evicted pod's containers.

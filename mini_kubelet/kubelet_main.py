@@ -96,6 +96,17 @@ class Kubelet:
                              idle_until=self.idle_until if skip_idle_seconds else None,
                              resync_before=self.resync_before if self.batch_settled_resyncs else None)
 
+    def add_timer(self, due, tick) -> None:
+        """A goroutine's ticker beside the sync loop: due() when it next acts (None: nothing to do), tick() its turn.
+
+        A turn may sync a pod outside the loop's ticks (HandlePodSyncs), which requeues it: the resync plan is
+        made again after it.
+        """
+        def turn() -> None:
+            self._plan = None
+            tick()
+        self.loop.timers.append((due, turn))
+
     def send(self, source: str, pods: list[V1Pod]) -> None:
         """A source's full list of pods (a SET), as the file and API sources send it."""
         self.sources[source](PodUpdate(pods, SET, source))
@@ -186,6 +197,7 @@ class Kubelet:
         resyncs that settle or repeat a back-off: until then it changes no status, runtime or pod."""
         if not self.is_idle():
             return None
+        end = min([end] + self.loop.timers_due())  # a ticker beside the loop may act then
         plan = self._resync_plan(end, at_least=timedelta(0))
         return end if plan.busy >= end else min(end, plan.tick(plan.index_after(plan.busy)))
 

@@ -86,8 +86,9 @@ class KubeletSyncer:
 
         The pod and mirror pod as the pod manager holds them, the cached runtime status (a new object after every
         change the PLEG saw) and its IPs, the status manager's cached status (a new object after every change),
-        and the probe results of the pod's containers; with in-place resize, the pod's allocation too (a Deferred
-        resize allocated later changes what SyncPod does, the pod staying the same object).
+        and the probe results of the pod's containers; with in-place resize, the pod's allocation and its resize
+        conditions too (a Deferred resize allocated later, or retried, changes what SyncPod does or writes, the
+        pod staying the same object).
         """
         return ((pod, mirror_pod, pod_status, self.status_manager.pod_statuses.get(pod.metadata.uid)),
                 self._input_values(pod, pod_status))
@@ -95,8 +96,12 @@ class KubeletSyncer:
     def _input_values(self, pod: V1Pod, pod_status: PodStatus) -> tuple:
         probes = tuple((self.liveness.get(c.id), self.startup.get(c.id), self.readiness.get(c.id))
                        for c in pod_status.container_statuses) if self.liveness or self.startup or self.readiness else ()
-        allocated = self.allocation.allocated.get(pod.metadata.uid) if self.allocation is not None else None
-        return tuple(pod_status.ips), probes, allocated
+        allocated = conditions = None
+        if self.allocation is not None:  # a retried Deferred resize leaves a new condition (its lastProbeTime)
+            allocated = self.allocation.allocated.get(pod.metadata.uid)
+            held = self.status_manager.pod_resize_conditions.get(pod.metadata.uid)
+            conditions = (held.pending, held.in_progress) if held is not None else None
+        return tuple(pod_status.ips), probes, allocated, conditions
 
     def is_settled(self, pod: V1Pod, mirror_pod: Optional[V1Pod], pod_status: PodStatus) -> bool:
         """Whether SyncPod would change nothing: its last sync of the pod changed nothing, and its inputs are the same.

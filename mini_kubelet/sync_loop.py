@@ -186,6 +186,8 @@ class SyncLoop:
         start = clock.now()
         self.next_relist, self.next_sync, self.next_housekeeping = start, start + SYNC_PERIOD, start + HOUSEKEEPING_PERIOD
         self.next_turn: datetime = start  # when the loop may look at its channels again
+        # Other goroutines' tickers the node runs beside the loop: (when next due, or None; what a tick does).
+        self.timers: list[tuple[Callable[[], Optional[datetime]], Callable[[], None]]] = []
         self.sync_loop_monitor: Optional[datetime] = None  # LatestLoopEntryTime: when the loop last turned
         self.stopped = False
 
@@ -204,6 +206,10 @@ class SyncLoop:
         if now >= self.next_housekeeping:
             self.channels.housekeeping.append(now)
             self.next_housekeeping = now + HOUSEKEEPING_PERIOD
+        for due, tick in self.timers:
+            at = due()
+            if at is not None and now >= at:
+                tick()
         self.run_pod_workers()
         if now < self.next_turn or self.stopped:
             return
@@ -231,11 +237,16 @@ class SyncLoop:
             if self.stopped:
                 return
             due = min(t for t in (self.next_relist if self.relist else None, self.next_sync, self.next_housekeeping,
-                                  self.next_turn if self.next_turn > self.clock.now() else None) if t is not None)
+                                  self.next_turn if self.next_turn > self.clock.now() else None,
+                                  *self.timers_due()) if t is not None)
             if due > end:
                 return
             self.clock.advance((self._skip_idle(end) or due) - self.clock.now())
 # --8<-- [end:sync_loop]
+
+    def timers_due(self) -> list[datetime]:
+        """When each ticker beside the loop next acts (those with nothing to do left out)."""
+        return [at for at in (due() for due, _ in self.timers) if at is not None]
 
     def _skip_idle(self, end: datetime) -> Optional[datetime]:
         """The last relist instant up to end, or to the first sync tick with a pod due, if every turn till then is idle.
@@ -255,6 +266,7 @@ class SyncLoop:
         if busy < end:  # the first tick strictly after busy: GetWork takes the UIDs due before now
             ticks = max(busy - self.next_sync, -SYNC_PERIOD) // SYNC_PERIOD + 1
             limit = min(end, self.next_sync + ticks * SYNC_PERIOD)
+        limit = min([limit] + self.timers_due())  # a ticker's turn is not skipped: the loop steps at it
         if limit < self.next_relist:
             return None
         last = self.next_relist + ((limit - self.next_relist) // self.relist_period) * self.relist_period

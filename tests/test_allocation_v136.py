@@ -651,3 +651,57 @@ def test_resize_is_refused_where_the_course_does_not_model_it(release, words):
             with pytest.raises(UsageError, match="InPlacePodVerticalScaling" if release == "1.27" else "1.36") as err:
                 entry()
             assert words in str(err.value) and "\n" not in str(err.value)
+
+
+# --- the periodic retry: allocation_manager.go NewManager, Run and retryPendingResizes (v1.36.5 module source) ---
+
+def test_the_ticker_retries_30_s_after_start_then_3_min_after_every_retry():
+    """NewManager starts a 30 s ticker; each retryPendingResizes, whatever its trigger, resets it to 3 min (to 30 s
+    while the sources are not ready). A tick with no resize pending does nothing, so none is due then."""
+    clock = Clock()
+    original = pod("1111", "pod1", "ns1", [ctr("c1", dict(G1))])
+    manager = make_allocation_manager([api.pod_from_manifest(original)], clock=clock)
+    assert manager.retry_at == clock.now() + timedelta(seconds=30)
+    assert manager.next_periodic_retry() is None  # nothing pending: no tick acts
+    manager.set_allocated_resources(api.pod_from_manifest(original))
+    bigger = copy.deepcopy(original)
+    bigger["spec"]["containers"][0]["resources"]["requests"] = {"cpu": "5", "memory": "1Gi"}  # beyond 4 CPUs free
+    manager.get_pod_by_uid = lambda uid: api.pod_from_manifest(bigger)
+    clock.advance(timedelta(seconds=10))
+    manager.push_pending_resize("1111")
+    manager.retry_pending_resizes(TRIGGER_REASON_POD_UPDATED)
+    assert rows(manager, "1111")[0][:2] == ("PodResizePending", "Deferred")
+    assert manager.next_periodic_retry() == clock.now() + timedelta(minutes=3)
+    first = manager.status_manager.pod_resize_conditions["1111"].pending
+    clock.advance(timedelta(minutes=3))
+    manager.synced.clear()
+    manager.periodic_retry()
+    again = manager.status_manager.pod_resize_conditions["1111"].pending
+    assert (again.last_transition_time, again.last_probe_time) == (first.last_transition_time, clock.now())
+    assert manager.synced == ["1111"]  # the condition is new (its probe time): triggerPodSync
+    assert manager.next_periodic_retry() == clock.now() + timedelta(minutes=3)
+    manager.sources_ready = lambda: False
+    manager.periodic_retry()
+    assert manager.retry_at == clock.now() + timedelta(seconds=30)
+
+
+def test_pods_removed_retry_once_after_the_batch_even_with_none_pending(monkeypatch):
+    """v1.36.5 Kubelet.HandlePodRemoves: each pod leaves the allocation manager (RemovePod), and after the loop
+    RetryPendingResizes(pods_removed) runs once, with no check for pending resizes: the ticker is reset then."""
+    from mini_kubelet.kubelet_main import Kubelet
+    from mini_kubelet.sim.resize import wire_resize
+    clock = Clock()
+    node = api.node_from_manifest(NODE)
+    kubelet = Kubelet(clock, node)
+    wire_resize(kubelet, node, 4 * 1024**3)
+    manager = kubelet.handlers.allocation
+    pods = [api.pod_from_manifest(pod(uid, uid, "ns", [ctr("c", dict(HALF))])) for uid in ("a", "b")]
+    for p in pods:
+        manager.set_allocated_resources(p)
+    calls = []
+    retry = Manager.retry_pending_resizes
+    monkeypatch.setattr(Manager, "retry_pending_resizes", lambda self, trigger: (calls.append(trigger), retry(self, trigger))[1])
+    clock.advance(timedelta(seconds=50))
+    kubelet.handlers.handle_pod_removes(pods)
+    assert calls == ["pods_removed"] and manager.allocated == {}
+    assert manager.retry_at == clock.now() + timedelta(minutes=3)

@@ -74,6 +74,33 @@ def test_without_room_freed_the_resize_stays_deferred():
     assert [(r["type"], r["reason"]) for r in timeline.resizes] == [("PodResizePending", "Deferred")]
 
 
+def test_a_deferred_resize_is_retried_by_the_ticker_and_its_pod_synced(monkeypatch):
+    """v1.36.5 allocation manager.Run: the ticker retries the pending resizes 3 min after the last retry (here the
+    resize's own, at 10 s), and a retry that leaves a new condition (its lastProbeTime) calls triggerPodSync:
+    a SyncPod of the Pod at 3m10s and 6m10s, beside its resyncs. The status manager writes no status for a
+    probe time alone (isPodStatusByKubeletEqual compares a condition's status, reason and message)."""
+    from mini_kubelet.allocation.allocation_manager import Manager
+    from mini_kubelet.kubelet_sync import KubeletSyncer
+    retries, syncs = [], []
+    retry, sync = Manager.retry_pending_resizes, KubeletSyncer.sync_pod
+
+    def recorded_retry(self, trigger):
+        retries.append((int((self.status_manager.clock.elapsed()).total_seconds()), trigger))
+        return retry(self, trigger)
+
+    def recorded_sync(self, ctx, update_type, pod, *args):
+        syncs.append((int(self.clock.elapsed().total_seconds()), pod.metadata.name))
+        return sync(self, ctx, update_type, pod, *args)
+    monkeypatch.setattr(Manager, "retry_pending_resizes", recorded_retry)
+    monkeypatch.setattr(KubeletSyncer, "sync_pod", recorded_sync)
+    doc = example("deferred")
+    doc["events"], doc["duration"] = doc["events"][:1], "7m"
+    timeline = replay(doc)
+    assert retries == [(10, "pod_updated"), (190, "periodic_retry"), (370, "periodic_retry")]
+    assert (190, "api") in syncs and (370, "api") in syncs
+    assert [(r["time"], r["type"], r["reason"]) for r in timeline.resizes] == [(10, "PodResizePending", "Deferred")]
+
+
 def test_infeasible_without_the_static_cpu_manager_applies():
     doc = example("infeasible")
     del doc["node"]

@@ -12,14 +12,15 @@ Public functions, as v1.36.5 has them (Upstream: pkg/kubelet/allocation/allocati
 - requirements_equal(a, b) -> bool: two ResourceRequirements as apiequality.Semantic compares them.
 - require_in_place_resize() -> None, or UsageError naming the gate (every resize entry point calls it).
 - Manager: add_pod -> (ok, reason, message); handle_pod_resources_resize -> whether the allocation changed;
-  push_pending_resize; retry_pending_resizes -> the pods resized; update_pod_from_allocation; get_allocated_pods.
+  push_pending_resize; retry_pending_resizes -> the pods resized; update_pod_from_allocation; get_allocated_pods;
+  next_periodic_retry and periodic_retry: the ticker that retries the pending resizes 3 min after the last retry.
 The resize admit handler (what is Infeasible) is handlers.py's.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Callable, Optional
 
 from kubernetes.client import V1Container, V1Pod, V1ResourceRequirements
@@ -148,6 +149,7 @@ class Manager:
         self.pods_with_pending_resizes: list[str] = []
         self.preempted: list[V1Pod] = []  # running pods a handler killed to make room (a critical pod's admission)
         self.deferred_accepted: dict[str, int] = {}  # kubelet_pod_deferred_accepted_resizes_total by retry trigger
+        self.retry_at = status_manager.clock.now() + INITIAL_RETRY_DELAY  # the ticker's next tick (NewTicker)
 
     def update_pod_from_allocation(self, pod: Optional[V1Pod]) -> tuple[Optional[V1Pod], bool]:
         """Upstream: manager.UpdatePodFromAllocation (no allocation stored: the pod as it is)"""
@@ -292,11 +294,14 @@ class Manager:
         """Try each queued resize in queue order; Deferred ones stay queued, Infeasible and allocated ones leave.
 
         Each allocation is in place before the next resize is tried, so the order decides who gets the room.
-        Upstream: pkg/kubelet/allocation/allocation_manager.go manager.retryPendingResizes (the ticker not modelled)
+        Upstream: pkg/kubelet/allocation/allocation_manager.go manager.retryPendingResizes
         """
         require_in_place_resize()
+        now = self.status_manager.clock.now()
         if not self.sources_ready():
+            self.retry_at = now + INITIAL_RETRY_DELAY
             return []
+        self.retry_at = now + RETRY_DELAY  # every retry resets the ticker, whatever its trigger
         sm, still_pending, resized = self.status_manager, [], []
         for uid in self.pods_with_pending_resizes:
             pod = self.get_pod_by_uid(uid)
@@ -315,3 +320,16 @@ class Manager:
         self.pods_with_pending_resizes = still_pending
         return resized
     # --8<-- [end:retry_pending_resizes]
+
+    def next_periodic_retry(self) -> Optional[datetime]:
+        """When the ticker next retries something: None while no resize is pending.
+
+        A tick with none pending only resets the ticker to its own period, so it changes nothing, not even when
+        the next tick comes; a resize is queued only just before a retry, which resets the ticker then.
+        Upstream: the ticker of manager.Run (30 s after NewManager, then 3 min after each retry)
+        """
+        return self.retry_at if self.pods_with_pending_resizes else None
+
+    def periodic_retry(self) -> None:
+        """Upstream: the goroutine of manager.Run, on a tick"""
+        self.retry_pending_resizes(TRIGGER_REASON_PERIODIC)

@@ -90,6 +90,7 @@ def wire_resize(kubelet, node, memory_capacity: int, *, cpu_manager_policy: str 
     manager.admit_handlers = [new_pod_resizes_admit_handler(manager, NodeConfig(cpu_manager_policy=cpu_manager_policy)),
                               *extra_admit, lifecycle.new_predicate_admit_handler(lambda: node)]
     kubelet.syncer.allocation, kubelet.syncer.resize, handlers.allocation = manager, state, manager
+    kubelet.add_timer(manager.next_periodic_retry, manager.periodic_retry)  # manager.Run's goroutine
     return state
 # --8<-- [end:wire_resize]
 
