@@ -100,7 +100,7 @@ UNGATED_CHANGES: dict[str, Change] = {
     "AdmissionOSChecksFirst": Change("1.29", "#116892", "admission runs the two OS checks before the predicates"),
     "ImagefsInodesFreeDefault": Change("1.30", "#121834", "imagefs.inodesFree<5% joins the default evictionHard"),
     "HardEvictionOneSecondGrace": Change("1.31", "#124063", "a hard eviction or a force delete gives the Pod 1 s, not 0"),
-    "NoSwapForCriticalPods": Change("1.31", "#125277", "node- and cluster-critical Pods get no swap"),
+    "NoSwapForCriticalPods": Change("1.31", "#125277", "critical Pods (node- and cluster-critical, static and mirror) get no swap"),
     "PredicateFailureDescription": Change("1.31", "#125498", "a failed predicate's message ends with its description"),
     "InitContainerExtendedResourcesDropped": Change("1.31", "#124273", "admission ignores init containers' unknown extended resources too"),
     # In 1.32 only with SidecarContainers on (as it is by default); from 1.33 with no gate at all.
